@@ -1,0 +1,51 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { LoggerModule } from 'nestjs-pino';
+import type { Logger } from 'pino';
+import { AppConfig } from './config/app.config';
+import { AppConfigModule } from './config/app-config.module';
+import { buildDataSourceOptions } from './database/data-source';
+import { HealthModule } from './health/health.module';
+import { MetricsModule } from './metrics/metrics.module';
+
+export interface AppModuleOptions {
+  config: AppConfig;
+  /** Resolved connection URL (DATABASE_URL or the embedded cluster's). */
+  databaseUrl: string;
+  logger: Logger;
+}
+
+@Module({})
+export class AppModule {
+  static forRoot(options: AppModuleOptions): DynamicModule {
+    const { config, databaseUrl, logger } = options;
+    return {
+      module: AppModule,
+      imports: [
+        AppConfigModule.forRoot(config),
+        LoggerModule.forRoot({
+          pinoHttp: {
+            logger,
+            // The request line is written by the Fastify onResponse hook (it knows the route template).
+            autoLogging: false,
+            quietReqLogger: true,
+            genReqId: (req) => (req as { id?: string }).id ?? '',
+            customAttributeKeys: { reqId: 'requestId' },
+          },
+        }),
+        TypeOrmModule.forRoot({
+          ...buildDataSourceOptions({
+            url: databaseUrl,
+            poolSize: config.DB_POOL_SIZE,
+            migrationsRun: config.MIGRATIONS_RUN,
+          }),
+          autoLoadEntities: true,
+          retryAttempts: 3,
+          retryDelay: 1000,
+        }),
+        MetricsModule,
+        HealthModule,
+      ],
+    };
+  }
+}

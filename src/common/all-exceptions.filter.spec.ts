@@ -1,0 +1,59 @@
+import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { describe, expect, it } from 'vitest';
+import { AllExceptionsFilter, resolveError } from './all-exceptions.filter';
+import { AppError } from './app-error';
+
+const routed = { method: 'GET', url: '/v1/x', routeOptions: { url: '/v1/x' } } as unknown as FastifyRequest;
+const unrouted = { method: 'GET', url: '/nope?q=1', routeOptions: {} } as unknown as FastifyRequest;
+
+describe(AllExceptionsFilter.name, () => {
+  it('maps AppError codes to their status with details and retry-after', () => {
+    const resolved = resolveError(new AppError('RATE_LIMITED', 'slow down', undefined, 3), routed);
+    expect(resolved).toMatchObject({
+      status: 429,
+      code: 'RATE_LIMITED',
+      message: 'slow down',
+      retryAfterSeconds: 3,
+    });
+  });
+
+  it('names unknown routes without their query string', () => {
+    expect(resolveError(new NotFoundException(), unrouted)).toEqual({
+      status: 404,
+      code: 'NOT_FOUND',
+      message: 'Route GET /nope not found',
+    });
+  });
+
+  it('keeps 4xx HttpException messages and codes by status', () => {
+    expect(resolveError(new BadRequestException('limit too big'), routed)).toMatchObject({
+      status: 400,
+      code: 'BAD_REQUEST',
+      message: 'limit too big',
+    });
+  });
+
+  it('hides everything about a 500: driver text, SQL, stack', () => {
+    const sqlError = Object.assign(new Error('relation "orders" does not exist at SELECT * FROM orders'), {
+      stack: 'Error: at pg/lib/client.js',
+    });
+    for (const error of [sqlError, new HttpException('db password=hunter2', 500), 'boom', null]) {
+      const resolved = resolveError(error, routed);
+      expect(resolved).toEqual({ status: 500, code: 'INTERNAL', message: 'Internal server error' });
+    }
+  });
+
+  it('never echoes a framework JSON parse message (it quotes the body)', () => {
+    const parseError = {
+      statusCode: 400,
+      code: 'FST_ERR_CTP_INVALID_JSON',
+      message: 'Unexpected token s in "secret"',
+    };
+    expect(resolveError(parseError, routed).message).not.toContain('secret');
+    expect(resolveError({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }, routed)).toMatchObject({
+      status: 413,
+      code: 'PAYLOAD_TOO_LARGE',
+    });
+  });
+});

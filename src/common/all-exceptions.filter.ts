@@ -1,0 +1,110 @@
+import { ArgumentsHost, Catch, HttpException, type ExceptionFilter } from '@nestjs/common';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Logger } from 'pino';
+import { AppError, codeForStatus, type ErrorCode } from './app-error';
+
+export interface ErrorBody {
+  error: { code: ErrorCode; message: string; details?: unknown; requestId: string };
+}
+
+interface Resolved {
+  status: number;
+  code: ErrorCode;
+  message: string;
+  details?: unknown;
+  retryAfterSeconds?: number;
+}
+
+/** Fastify's own errors (body parsing, limits) carry a statusCode and an FST_ code. */
+interface FrameworkError {
+  statusCode?: number;
+  code?: string;
+  message?: string;
+}
+
+const SAFE_FRAMEWORK_MESSAGES: Record<string, string> = {
+  FST_ERR_CTP_BODY_TOO_LARGE: 'Request body is too large',
+  FST_ERR_CTP_INVALID_MEDIA_TYPE: 'Unsupported content type; send application/json',
+  FST_ERR_CTP_EMPTY_JSON_BODY: 'Request body is empty but content-type is application/json',
+  FST_ERR_CTP_INVALID_CONTENT_LENGTH: 'Content-Length does not match the body',
+};
+
+function httpExceptionMessage(exception: HttpException, status: number): string {
+  const response = exception.getResponse();
+  if (typeof response === 'string') return response;
+  const message = (response as { message?: unknown }).message;
+  if (typeof message === 'string') return message;
+  if (Array.isArray(message)) return message.join('; ');
+  return status === 404 ? 'Not found' : exception.message;
+}
+
+export function resolveError(exception: unknown, request: FastifyRequest): Resolved {
+  if (exception instanceof AppError) {
+    return {
+      status: exception.httpStatus,
+      code: exception.code,
+      message: exception.message,
+      details: exception.details,
+      retryAfterSeconds: exception.retryAfterSeconds,
+    };
+  }
+  if (exception instanceof HttpException) {
+    const status = exception.getStatus();
+    if (status === 404 && !request.routeOptions?.url) {
+      return {
+        status,
+        code: 'NOT_FOUND',
+        message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+      };
+    }
+    if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error' };
+    return { status, code: codeForStatus(status), message: httpExceptionMessage(exception, status) };
+  }
+  const framework = exception as FrameworkError;
+  if (
+    typeof framework?.statusCode === 'number' &&
+    framework.statusCode >= 400 &&
+    framework.statusCode < 500
+  ) {
+    const status = framework.statusCode;
+    // JSON.parse messages quote the offending input, which may be a secret: never echo them.
+    const message =
+      (framework.code && SAFE_FRAMEWORK_MESSAGES[framework.code]) ??
+      (status === 400 ? 'Request body is not valid JSON' : 'Bad request');
+    return { status, code: codeForStatus(status), message };
+  }
+  return { status: 500, code: 'INTERNAL', message: 'Internal server error' };
+}
+
+/**
+ * The one place that turns errors into HTTP. Every error body has the documented shape and the
+ * request id; a 500 never carries a stack, SQL or driver text (those go to the log only).
+ */
+@Catch()
+export class AllExceptionsFilter implements ExceptionFilter {
+  constructor(private readonly logger: Logger) {}
+
+  catch(exception: unknown, host: ArgumentsHost): void {
+    const ctx = host.switchToHttp();
+    this.reply(exception, ctx.getRequest<FastifyRequest>(), ctx.getResponse<FastifyReply>());
+  }
+
+  reply(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
+    const resolved = resolveError(exception, request);
+    if (resolved.status >= 500) {
+      this.logger.error({ err: exception, requestId: request.id }, 'unhandled error');
+    }
+    const body: ErrorBody = {
+      error: {
+        code: resolved.code,
+        message: resolved.message,
+        ...(resolved.details === undefined ? {} : { details: resolved.details }),
+        requestId: request.id,
+      },
+    };
+    if (resolved.retryAfterSeconds !== undefined) {
+      void reply.header('retry-after', String(Math.max(0, Math.ceil(resolved.retryAfterSeconds))));
+    }
+    void reply.status(resolved.status).header('content-type', 'application/json; charset=utf-8').send(body);
+  }
+}

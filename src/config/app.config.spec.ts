@@ -1,0 +1,71 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AppConfig, loadAppConfig } from './app.config';
+import { ConfigValidationError } from './validate-env';
+
+function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
+  try {
+    loadAppConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe(AppConfig.name, () => {
+  it('applies the documented defaults with an empty environment', () => {
+    const sut = loadAppConfig({});
+    expect(sut.PORT).toBe(3000);
+    expect(sut.HOST).toBe('127.0.0.1');
+    expect(sut.DATABASE_URL).toBeUndefined();
+    expect(sut.DATA_DIR).toBe('.data');
+    expect(sut.LOG_LEVEL).toBe('info');
+    expect(sut.MIGRATIONS_RUN).toBe(true);
+    expect(sut.docsEnabled).toBe(true);
+  });
+
+  it('parses typed values', () => {
+    const sut = loadAppConfig({
+      PORT: '8080',
+      MIGRATIONS_RUN: 'false',
+      LOG_REDACT_PATHS: 'a.b, c',
+      NODE_ENV: 'production',
+    });
+    expect(sut.PORT).toBe(8080);
+    expect(sut.MIGRATIONS_RUN).toBe(false);
+    expect(sut.LOG_REDACT_PATHS).toEqual(['a.b', 'c']);
+    expect(sut.docsEnabled).toBe(false);
+  });
+
+  it.each([
+    ['PORT', 'abc'],
+    ['PORT', '70000'],
+    ['PORT', '1.5'],
+    ['LOG_LEVEL', 'loud'],
+    ['DATABASE_URL', 'mysql://localhost/db'],
+    ['MIGRATIONS_RUN', 'maybe'],
+    ['NODE_ENV', 'staging'],
+  ])('rejects %s=%s and names the variable', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
+  });
+
+  it('lists every bad variable at once and never echoes a value', () => {
+    const problems = problemsOf({ PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'secret-not-a-url' });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual(['DATABASE_URL', 'LOG_LEVEL', 'PORT']);
+    expect(problems.join('\n')).not.toContain('secret-not-a-url');
+  });
+
+  it('treats empty values as unset', () => {
+    expect(loadAppConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(3000);
+  });
+
+  it('.env.example documents every variable the service reads', () => {
+    const example = readFileSync('.env.example', 'utf8');
+    const declared = Object.keys(new AppConfig());
+    for (const name of [...declared, 'DATABASE_URL', 'DOCS_ENABLED']) {
+      expect(example, `${name} missing from .env.example`).toMatch(new RegExp(`^#?\\s?${name}=`, 'm'));
+    }
+  });
+});

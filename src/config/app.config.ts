@@ -1,0 +1,103 @@
+import { Transform, Type } from 'class-transformer';
+import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
+import { validateEnvClass } from './validate-env';
+
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+export type LogLevel = (typeof LOG_LEVELS)[number];
+const NODE_ENVS = ['development', 'production', 'test'] as const;
+
+const toBoolean = ({ value }: { value: unknown }): unknown => {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return value;
+};
+const toList = ({ value }: { value: unknown }): unknown =>
+  typeof value === 'string'
+    ? value
+        .split(',')
+        .map((s) => s.trim())
+        .filter((s) => s.length > 0)
+    : value;
+
+/**
+ * Every environment variable the service reads, declared once. `.env.example` documents each one;
+ * keep the two in step (a unit test compares them).
+ */
+export class AppConfig {
+  @IsIn(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` })
+  NODE_ENV: (typeof NODE_ENVS)[number] = 'development';
+
+  @Type(() => Number)
+  @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
+  @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
+  @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
+  PORT = 3000;
+
+  @IsString()
+  @Matches(/^[0-9A-Za-z.:\-[\]]+$/, { message: 'HOST must be a host name or IP address' })
+  HOST = '127.0.0.1';
+
+  /** Unset: an embedded PostgreSQL under DATA_DIR is started and used. */
+  @IsOptional()
+  @Matches(/^postgres(ql)?:\/\/\S+$/, { message: 'DATABASE_URL must be a postgres:// or postgresql:// URL' })
+  DATABASE_URL?: string;
+
+  @IsString()
+  @MinLength(1)
+  DATA_DIR = '.data';
+
+  @IsIn(LOG_LEVELS, { message: `LOG_LEVEL must be one of ${LOG_LEVELS.join(', ')}` })
+  LOG_LEVEL: LogLevel = 'info';
+
+  /** Extra pino redaction paths (comma-separated), on top of the built-in secret paths. */
+  @Transform(toList)
+  @IsString({ each: true })
+  LOG_REDACT_PATHS: string[] = [];
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'MIGRATIONS_RUN must be true or false' })
+  MIGRATIONS_RUN = true;
+
+  @Type(() => Number)
+  @IsInt({ message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
+  @Min(1)
+  @Max(100)
+  DB_POOL_SIZE = 10;
+
+  @Type(() => Number)
+  @IsInt({ message: 'HEALTH_CHECK_TIMEOUT_MS must be an integer from 100 to 30000' })
+  @Min(100)
+  @Max(30_000)
+  HEALTH_CHECK_TIMEOUT_MS = 1500;
+
+  @Type(() => Number)
+  @IsInt({ message: 'SHUTDOWN_TIMEOUT_MS must be an integer from 100 to 60000' })
+  @Min(100)
+  @Max(60_000)
+  SHUTDOWN_TIMEOUT_MS = 8000;
+
+  @Type(() => Number)
+  @IsInt({ message: 'BODY_LIMIT_BYTES must be an integer from 1024 to 10485760' })
+  @Min(1024)
+  @Max(10 * 1024 * 1024)
+  BODY_LIMIT_BYTES = 64 * 1024;
+
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'DOCS_ENABLED must be true or false' })
+  @IsOptional()
+  DOCS_ENABLED?: boolean;
+
+  get isProduction(): boolean {
+    return this.NODE_ENV === 'production';
+  }
+
+  /** `/docs` is open in development and test; in production only when DOCS_ENABLED=true. */
+  get docsEnabled(): boolean {
+    return this.DOCS_ENABLED ?? !this.isProduction;
+  }
+}
+
+/** Reads and validates the environment once; throws ConfigValidationError naming every bad variable. */
+export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
+  return validateEnvClass(AppConfig, env);
+}

@@ -1,0 +1,34 @@
+import { plainToInstance } from 'class-transformer';
+import { validateSync, type ValidationError } from 'class-validator';
+
+/** Thrown when one or more environment variables are invalid; lists every offender. */
+export class ConfigValidationError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`Invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigValidationError';
+  }
+}
+
+function describe(error: ValidationError): string {
+  const expected = Object.values(error.constraints ?? {}).join('; ');
+  return `${error.property}: ${expected}`;
+}
+
+/**
+ * Validates a raw environment (string values) against a class-validator class.
+ * Empty strings count as unset, so `FOO=` falls back to the default.
+ * Never echoes the offending value: a secret variable may be the bad one.
+ */
+export function validateEnvClass<T extends object>(cls: new () => T, raw: NodeJS.ProcessEnv): T {
+  const cleaned: Record<string, string> = {};
+  for (const [key, value] of Object.entries(raw)) {
+    if (value !== undefined && value !== '') cleaned[key] = value;
+  }
+  const instance = plainToInstance(cls, cleaned, {
+    enableImplicitConversion: false,
+    exposeDefaultValues: true,
+  });
+  const errors = validateSync(instance, { whitelist: false, forbidUnknownValues: false });
+  if (errors.length > 0) throw new ConfigValidationError(errors.map(describe));
+  return instance;
+}

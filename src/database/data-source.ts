@@ -1,0 +1,34 @@
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { MIGRATIONS } from './migrations';
+
+export interface DatabaseSettings {
+  url: string;
+  poolSize?: number;
+  migrationsRun?: boolean;
+  applicationName?: string;
+}
+
+/** The one definition of the TypeORM data source, shared by the service and the migration CLI. */
+export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOptions {
+  return {
+    type: 'postgres',
+    url: settings.url,
+    synchronize: false,
+    migrationsRun: settings.migrationsRun ?? false,
+    migrations: MIGRATIONS,
+    migrationsTableName: 'migrations',
+    migrationsTransactionMode: 'each',
+    logging: false,
+    applicationName: settings.applicationName ?? 'ticket-resale-bff',
+    extra: {
+      max: settings.poolSize ?? 10,
+      connectionTimeoutMillis: 5000,
+      // A statement that runs longer than this is a bug or a lock pile-up, not a slow page.
+      statement_timeout: 30_000,
+    },
+  };
+}
+
+export function createDataSource(settings: DatabaseSettings): DataSource {
+  return new DataSource(buildDataSourceOptions(settings));
+}

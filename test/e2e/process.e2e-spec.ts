@@ -1,0 +1,77 @@
+import { spawnSync } from 'node:child_process';
+import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { isRunning, postmasterPid, spawnService, waitForExit } from '../support/service-process';
+
+async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await check()) return true;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  return false;
+}
+
+describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'bff-proc-'));
+    await chmod(dataDir, 0o755);
+  });
+  afterAll(async () => {
+    const pid = await postmasterPid(join(dataDir, 'postgres'));
+    if (pid) process.kill(pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('exits non-zero and names every invalid variable', () => {
+    const result = spawnSync(process.execPath, ['dist/src/main.js'], {
+      env: { PATH: process.env.PATH ?? '', PORT: 'abc', LOG_LEVEL: 'loud', DATABASE_URL: 'mysql://x' },
+      encoding: 'utf8',
+      timeout: 20_000,
+    });
+    expect(result.status).not.toBe(0);
+    expect(result.stderr).toContain('PORT');
+    expect(result.stderr).toContain('LOG_LEVEL');
+    expect(result.stderr).toContain('DATABASE_URL');
+    expect(result.stderr).not.toContain('mysql://x');
+  });
+
+  it('starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data', async () => {
+    const first = await spawnService({ DATA_DIR: dataDir });
+    const ready = await fetch(`${first.url}/health/ready`);
+    expect(ready.status).toBe(200);
+    const pgPid = await postmasterPid(join(dataDir, 'postgres'));
+    expect(pgPid).not.toBeNull();
+    const clusterBirth = (await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs;
+
+    const started = Date.now();
+    first.child.kill('SIGTERM');
+    expect(await waitForExit(first.child, 10_000)).toBe(0);
+    expect(Date.now() - started).toBeLessThan(10_000);
+    expect(await waitUntil(() => !isRunning(pgPid as number), 5000)).toBe(true);
+
+    const second = await spawnService({ DATA_DIR: dataDir });
+    expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
+    // Same cluster reused: initdb would have rewritten PG_VERSION.
+    expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs).toBe(clusterBirth);
+    second.child.kill('SIGTERM');
+    expect(await waitForExit(second.child, 10_000)).toBe(0);
+  });
+
+  it('recovers after kill -9 (orphaned postmaster and stale lock file)', async () => {
+    const victim = await spawnService({ DATA_DIR: dataDir });
+    const orphan = await postmasterPid(join(dataDir, 'postgres'));
+    victim.child.kill('SIGKILL');
+    await waitForExit(victim.child, 5000);
+    expect(orphan !== null && isRunning(orphan)).toBe(true);
+
+    const next = await spawnService({ DATA_DIR: dataDir });
+    expect((await fetch(`${next.url}/health/ready`)).status).toBe(200);
+    expect(orphan !== null && isRunning(orphan)).toBe(false);
+    next.child.kill('SIGTERM');
+    expect(await waitForExit(next.child, 10_000)).toBe(0);
+  });
+});

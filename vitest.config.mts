@@ -1,0 +1,41 @@
+import swc from 'unplugin-swc';
+import { defineConfig } from 'vitest/config';
+
+// SWC keeps the decorator metadata that Nest's DI needs (esbuild drops it).
+const swcPlugin = swc.vite({
+  module: { type: 'es6' },
+  jsc: {
+    target: 'es2023',
+    parser: { syntax: 'typescript', decorators: true },
+    transform: { legacyDecorator: true, decoratorMetadata: true },
+  },
+});
+
+export default defineConfig({
+  plugins: [swcPlugin],
+  test: {
+    pool: 'forks',
+    setupFiles: ['reflect-metadata'],
+    testTimeout: 30_000,
+    hookTimeout: 60_000,
+    projects: [
+      {
+        extends: true,
+        test: { name: 'unit', include: ['src/**/*.spec.ts'] },
+      },
+      {
+        extends: true,
+        test: { name: 'contract', include: ['test/contract/**/*.contract-spec.ts'] },
+      },
+      {
+        extends: true,
+        test: {
+          name: 'integration',
+          include: ['test/**/*.integration-spec.ts', 'test/**/*.e2e-spec.ts'],
+          globalSetup: ['test/support/global-setup.ts'],
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
