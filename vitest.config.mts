@@ -21,11 +21,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'] },
+        test: { name: 'unit', include: ['src/**/*.spec.ts'], sequence: { groupOrder: 0 } },
       },
       {
         extends: true,
-        test: { name: 'contract', include: ['test/contract/**/*.contract-spec.ts'] },
+        test: { name: 'contract', include: ['test/contract/**/*.contract-spec.ts'], sequence: { groupOrder: 1 } },
       },
       {
         extends: true,
@@ -34,6 +34,7 @@ export default defineConfig({
           include: ['test/**/*.integration-spec.ts', 'test/**/*.e2e-spec.ts'],
           globalSetup: ['test/support/global-setup.ts'],
           maxWorkers: 2,
+          sequence: { groupOrder: 2 },
         },
       },
     ],
