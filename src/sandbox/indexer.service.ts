@@ -1,0 +1,135 @@
+import type { FaultPlan } from './fault.injector';
+import { churnInventory } from './inventory.churn';
+import { pageJson, serializeEvents, serializeListings } from './page.serializer';
+import type { CursorPosition } from './sandbox.cursor';
+import type { SandboxCore } from './sandbox.core';
+import { problemReply, type SandboxReply } from './sandbox.reply';
+import { parseU64 } from './u64.codec';
+
+type Query = Record<string, string | string[] | undefined>;
+
+interface PageRequest {
+  limit: number;
+  from: number;
+  scope: string;
+}
+
+/** Parses limit and cursor (and the scope the cursor must belong to); unknown query parameters are ignored. */
+function readPaging(
+  core: SandboxCore,
+  query: Query,
+  resource: CursorPosition['resource'],
+  scope: string,
+): PageRequest | SandboxReply {
+  const { limit: rawLimit, cursor } = query;
+  if (Array.isArray(rawLimit) || Array.isArray(cursor)) {
+    return problemReply(400, 'bad_request', 'limit and cursor may appear at most once');
+  }
+  let limit = core.options.defaultPageLimit;
+  if (rawLimit !== undefined) {
+    limit = /^[0-9]{1,7}$/.test(rawLimit) ? Number(rawLimit) : 0;
+    if (limit < 1 || limit > core.options.maxPageLimit) {
+      return problemReply(
+        400,
+        'bad_request',
+        `limit must be an integer from 1 to ${core.options.maxPageLimit}`,
+      );
+    }
+  }
+  if (cursor === undefined) return { limit, from: 0, scope };
+  const position = core.cursors.decode(cursor);
+  if (position === undefined) return problemReply(400, 'invalid_cursor', 'cursor is not valid');
+  if (position.resource !== resource || position.scope !== scope) {
+    return problemReply(400, 'invalid_cursor', 'cursor belongs to a different resource or filter');
+  }
+  if (position.epoch !== core.epoch)
+    return problemReply(400, 'invalid_cursor', 'cursor predates a sandbox reset');
+  return { limit, from: position.from, scope };
+}
+
+function cursorFor(
+  core: SandboxCore,
+  resource: CursorPosition['resource'],
+  page: PageRequest,
+  from: number | null,
+): string | null {
+  return from === null ? null : core.cursors.encode({ resource, scope: page.scope, epoch: core.epoch, from });
+}
+
+/** GET /indexer/listings/active: live listings in insertion order (not price order), optional eventId. */
+export function listingsPage(core: SandboxCore, query: Query, plan: FaultPlan): SandboxReply {
+  const eventFilter = query.eventId;
+  let scope = '*';
+  if (eventFilter !== undefined) {
+    const parsed = Array.isArray(eventFilter) ? undefined : parseU64(eventFilter);
+    if (parsed === undefined || !parsed.ok)
+      return problemReply(400, 'bad_request', 'eventId must be a u64 decimal string');
+    scope = parsed.value.toString();
+  }
+  const page = readPaging(core, query, 'listings', scope);
+  if ('kind' in page) return page;
+  const now = core.settle();
+  const rng = core.faults.random();
+  if (plan.emptyPage) {
+    return {
+      kind: 'json',
+      status: 200,
+      body: pageJson('', cursorFor(core, 'listings', page, page.from), plan.extraFields),
+    };
+  }
+  const { ledger } = core;
+  const l = ledger.listings;
+  const nowSec = BigInt(Math.floor(now / 1000));
+  const live = (seq: number): boolean => l.active[seq] === 1 && l.expiresAt[seq] > nowSec;
+  const seqs: number[] = [];
+  let next: number | null = null;
+  if (scope === '*') {
+    let seq = page.from;
+    for (; seq < l.size && seqs.length < page.limit; seq++) if (live(seq)) seqs.push(seq);
+    while (seq < l.size && !live(seq)) seq++;
+    next = seq < l.size ? seq : null;
+  } else {
+    const eventIdx = ledger.events.findIndex(BigInt(scope));
+    const list = eventIdx < 0 ? undefined : l.ofEvent(eventIdx);
+    if (list !== undefined) {
+      let i = list.firstAfter(page.from - 1);
+      for (; i < list.length && seqs.length < page.limit; i++) if (live(list.at(i))) seqs.push(list.at(i));
+      while (i < list.length && !live(list.at(i))) i++;
+      next = i < list.length ? list.at(i) : null;
+    }
+  }
+  const body = pageJson(
+    serializeListings(ledger, seqs, plan, rng),
+    cursorFor(core, 'listings', page, next),
+    plan.extraFields,
+  );
+  if (plan.churn > 0) churnInventory(core, plan.churn, rng, now);
+  return { kind: 'json', status: 200, body };
+}
+
+/** GET /indexer/events/upcoming: events whose start is still ahead of the sandbox clock, in creation order. */
+export function eventsPage(core: SandboxCore, query: Query, plan: FaultPlan): SandboxReply {
+  const page = readPaging(core, query, 'events', '*');
+  if ('kind' in page) return page;
+  const now = core.settle();
+  if (plan.emptyPage) {
+    return {
+      kind: 'json',
+      status: 200,
+      body: pageJson('', cursorFor(core, 'events', page, page.from), plan.extraFields),
+    };
+  }
+  const events = core.ledger.events;
+  const upcoming = (i: number): boolean => events.get(i).startAtMs > now;
+  const indices: number[] = [];
+  let i = page.from;
+  for (; i < events.size && indices.length < page.limit; i++) if (upcoming(i)) indices.push(i);
+  while (i < events.size && !upcoming(i)) i++;
+  const next = i < events.size ? i : null;
+  const items = serializeEvents(core.ledger, indices, plan, core.faults.random());
+  return {
+    kind: 'json',
+    status: 200,
+    body: pageJson(items, cursorFor(core, 'events', page, next), plan.extraFields),
+  };
+}

@@ -1,0 +1,214 @@
+import type { FaultRule } from './fault.model';
+import { noFaults } from './fault.injector';
+import { serializeListings } from './page.serializer';
+import type { SandboxCore } from './sandbox.core';
+import { LedgerError } from './sandbox.ledger';
+import type {
+  EventInput,
+  ListingView,
+  OwnerRef,
+  SeedListingInput,
+  TicketView,
+  TransactionView,
+} from './admin.types';
+import type { WalletRef } from './wallet.keys';
+
+/**
+ * The programmatic admin surface of a running sandbox (SandboxHandle.admin); /__sandbox/* routes call the
+ * same methods. Every method settles due landings first so results reflect the current sandbox time.
+ */
+export class SandboxAdmin {
+  constructor(private readonly core: SandboxCore) {}
+
+  get apiKey(): string {
+    return this.core.options.apiKey;
+  }
+  get readOnlyApiKey(): string {
+    return this.core.options.readOnlyApiKey;
+  }
+  get adminKey(): string {
+    return this.core.options.adminKey;
+  }
+  get feePayerAddress(): string {
+    return this.core.keys.feePayer.publicKey.toBase58();
+  }
+  get stablecoinMint(): string {
+    return this.core.keys.stablecoinMint;
+  }
+  get programId(): string {
+    return this.core.keys.programId.toBase58();
+  }
+
+  walletAddress(ref: WalletRef): string {
+    return this.core.keys.address(ref.kind, ref.subject);
+  }
+  userWalletAddress(subject: string): string {
+    return this.core.keys.address('user', subject);
+  }
+  integratorWalletAddress(subject: string): string {
+    return this.core.keys.address('integrator', subject);
+  }
+
+  private resolve(owner: OwnerRef): string {
+    return 'address' in owner ? owner.address : this.walletAddress(owner);
+  }
+
+  now(): number {
+    return this.core.settle();
+  }
+
+  /** Moves sandbox time forward (landing, blockhash and listing expiry follow); returns the new time. */
+  advanceTime(ms: number): number {
+    this.core.clock.advance(ms);
+    return this.core.settle();
+  }
+
+  createEvent(input: EventInput = {}): { eventId: bigint; startAtMs: number } {
+    const now = this.core.settle();
+    const ledger = this.core.ledger;
+    let eventId = input.eventId;
+    for (let candidate = 500_000n + BigInt(ledger.events.size); eventId === undefined; candidate++) {
+      if (ledger.events.findIndex(candidate) < 0) eventId = candidate;
+    }
+    const event = ledger.createEvent({
+      eventId,
+      name: input.name ?? `Admin event ${eventId}`,
+      startAtMs: input.startAtMs ?? now + 7 * 86_400_000,
+      venue: input.venue ?? 'Sandbox Hall',
+      royalty: input.royaltyDestinations ?? [],
+      ticketTypeConfig: input.ticketTypeConfig ?? null,
+    });
+    return { eventId: event.eventId, startAtMs: event.startAtMs };
+  }
+
+  mintTicket(input: { eventId: bigint; ticketId?: bigint; owner: OwnerRef }): TicketView {
+    this.core.settle();
+    const index = this.core.ledger.mintTicket(input.eventId, input.ticketId, this.resolve(input.owner));
+    return this.ticketView(index);
+  }
+
+  /** Puts a listing straight on the ledger (no transaction), minting the ticket to the seller if needed. */
+  seedListing(input: SeedListingInput): ListingView {
+    const now = this.core.settle();
+    const ledger = this.core.ledger;
+    const seller = this.resolve(input.seller);
+    let ticket = input.ticketId === undefined ? -1 : ledger.findTicket(input.eventId, input.ticketId);
+    if (ticket < 0) ticket = ledger.mintTicket(input.eventId, input.ticketId, seller);
+    if (ledger.addresses.get(ledger.tickets.owner[ticket]) !== seller) {
+      throw new LedgerError('conflict', 'the seller does not own that ticket');
+    }
+    const current = ledger.tickets.listing[ticket];
+    if (current >= 0 && ledger.isListingLive(current, now))
+      throw new LedgerError('conflict', 'ticket already listed');
+    const event = ledger.events.get(ledger.tickets.eventIdx[ticket]);
+    const intern = (a: string): number => ledger.addresses.intern(a);
+    const seq = ledger.openListing(ticket, {
+      askPriceMinor: input.askPriceMinor,
+      sellerPayout: intern(this.core.keys.syntheticAddress('payout', seller)),
+      integratorIdentity: intern(this.core.keys.syntheticAddress('integrator-identity')),
+      integratorAuthority: intern(this.core.keys.address('integrator', 'sandbox-integrator')),
+      buyerAllow: input.buyerAllow == null ? -1 : intern(input.buyerAllow),
+      ticketTypeConfig: event.ticketTypeConfig,
+      expiresAt: input.expiresAt ?? BigInt(Math.floor(event.startAtMs / 1000)),
+    });
+    return this.listingView(seq);
+  }
+
+  ticket(eventId: bigint, ticketId: bigint): TicketView | undefined {
+    this.core.settle();
+    const index = this.core.ledger.findTicket(eventId, ticketId);
+    return index < 0 ? undefined : this.ticketView(index);
+  }
+
+  /** The ticket's live listing as the indexer would serve it, or undefined. */
+  listing(eventId: bigint, ticketId: bigint): ListingView | undefined {
+    const now = this.core.settle();
+    const ledger = this.core.ledger;
+    const index = ledger.findTicket(eventId, ticketId);
+    const seq = index < 0 ? -1 : ledger.tickets.listing[index];
+    return seq >= 0 && ledger.isListingLive(seq, now) ? this.listingView(seq) : undefined;
+  }
+
+  /** Adds test money (minor units) to an owner's stablecoin balance; returns the new balance. */
+  fund(owner: OwnerRef, amountMinor: bigint): bigint {
+    const index = this.core.ledger.addresses.intern(this.resolve(owner));
+    const balance = this.core.ledger.balanceOf(index) + amountMinor;
+    this.core.ledger.setBalance(index, balance);
+    return balance;
+  }
+
+  balance(owner: OwnerRef): bigint {
+    this.core.settle();
+    return this.core.ledger.balanceOf(this.core.ledger.addresses.intern(this.resolve(owner)));
+  }
+
+  setFaults(rules: readonly FaultRule[], seed?: string): void {
+    this.core.faults.set(rules, seed);
+  }
+  addFault(rule: FaultRule): void {
+    this.core.faults.add(rule);
+  }
+  clearFaults(): void {
+    this.core.faults.clear();
+  }
+  faults(): FaultRule[] {
+    return this.core.faults.list();
+  }
+
+  /** A transaction by custodial transaction id or by transaction signature. */
+  transaction(id: string): TransactionView | undefined {
+    const now = this.core.settle();
+    const record = this.core.registry.get(id) ?? this.core.registry.findBySignature(id);
+    if (record === undefined) return undefined;
+    const state = this.core.registry.stateOf(record, now);
+    return {
+      custodialTransactionId: record.id,
+      transactionSignature: record.transactionSignature,
+      state,
+      failureReason: record.failureReason ?? null,
+    };
+  }
+
+  /** Regenerates the dataset from the seed; transactions, idempotency keys and cursors are forgotten. */
+  reset(): void {
+    this.core.reset();
+  }
+
+  stats(): {
+    nowMs: number;
+    events: number;
+    tickets: number;
+    listings: number;
+    activeListings: number;
+    transactions: number;
+  } {
+    const now = this.core.settle();
+    const ledger = this.core.ledger;
+    return {
+      nowMs: now,
+      events: ledger.events.size,
+      tickets: ledger.tickets.size,
+      listings: ledger.listings.size,
+      activeListings: ledger.listings.activeCount,
+      transactions: this.core.registry.size,
+    };
+  }
+
+  private ticketView(index: number): TicketView {
+    const ledger = this.core.ledger;
+    const seq = ledger.tickets.listing[index];
+    return {
+      event_id: ledger.events.get(ledger.tickets.eventIdx[index]).eventId.toString(),
+      ticket_id: ledger.tickets.ticketId[index].toString(),
+      owner: ledger.addresses.get(ledger.tickets.owner[index]),
+      listed_permit_version:
+        seq >= 0 && ledger.listings.active[seq] === 1 ? ledger.listings.permitVersion[seq].toString() : null,
+    };
+  }
+
+  private listingView(seq: number): ListingView {
+    return JSON.parse(
+      serializeListings(this.core.ledger, [seq], noFaults(), this.core.faults.random()),
+    ) as ListingView;
+  }
+}

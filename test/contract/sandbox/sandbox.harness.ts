@@ -1,0 +1,142 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
+import addFormats from 'ajv-formats';
+import { expect } from 'vitest';
+import type { ListingView } from '../../../src/sandbox/admin.types';
+import { OffsetClock } from '../../../src/sandbox/sandbox.clock';
+import type { SandboxOptions } from '../../../src/sandbox/sandbox.options';
+import { startSandbox, type SandboxHandle } from '../../../src/sandbox/sandbox.server';
+
+const OPENAPI_PATH = join(__dirname, '../../../openapi/upstream-api-v0.3.0.openapi.json');
+const openapi = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
+  components: { schemas: Record<string, unknown> };
+};
+const ajv = new Ajv2020({ strict: false, allErrors: true });
+addFormats(ajv);
+ajv.addSchema(openapi, 'upstream.json');
+const validators = new Map<string, ValidateFunction>();
+
+/** Validates data against a named component schema of the OpenAPI file; returns ajv's errors or []. */
+export function schemaErrors(schema: string, data: unknown): unknown[] {
+  if (!(schema in openapi.components.schemas)) throw new Error(`no schema ${schema}`);
+  let validate = validators.get(schema);
+  if (validate === undefined) {
+    validate = ajv.getSchema(`upstream.json#/components/schemas/${schema}`) as ValidateFunction;
+    validators.set(schema, validate);
+  }
+  return validate(data) ? [] : [...(validate.errors ?? [])];
+}
+
+export function expectSchema(schema: string, data: unknown): void {
+  expect({ schema, errors: schemaErrors(schema, data) }).toEqual({ schema, errors: [] });
+}
+
+export interface HttpResult {
+  status: number;
+  headers: Headers;
+  text: string;
+  /** The body parsed as a JSON object; callers narrow it with `as`. */
+  json(): Record<string, unknown>;
+}
+
+/** A started sandbox with a frozen clock (time moves only through advanceTime) and small HTTP helpers. */
+export class TestSandbox {
+  private constructor(readonly handle: SandboxHandle) {}
+
+  static async start(options: SandboxOptions = {}): Promise<TestSandbox> {
+    const handle = await startSandbox({
+      host: '127.0.0.1',
+      port: 0,
+      events: 10,
+      listings: 300,
+      seed: 'contract-tests',
+      clock: new OffsetClock({ frozen: true, startMs: Date.UTC(2030, 0, 1) }),
+      ...options,
+    });
+    return new TestSandbox(handle);
+  }
+
+  get admin(): SandboxHandle['admin'] {
+    return this.handle.admin;
+  }
+
+  async request(
+    method: string,
+    path: string,
+    init: { key?: string | null; headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
+  ): Promise<HttpResult> {
+    const headers: Record<string, string> = { ...init.headers };
+    const key = init.key === undefined ? this.admin.apiKey : init.key;
+    if (key !== null) headers['x-api-key'] = key;
+    let body: string | undefined = init.rawBody;
+    if (init.body !== undefined) body = JSON.stringify(init.body);
+    if (body !== undefined && headers['content-type'] === undefined)
+      headers['content-type'] = 'application/json';
+    const response = await fetch(`${this.handle.url}${path}`, { method, headers, body });
+    const text = await response.text();
+    return {
+      status: response.status,
+      headers: response.headers,
+      text,
+      json: () => JSON.parse(text) as Record<string, unknown>,
+    };
+  }
+
+  get(path: string, key?: string | null): Promise<HttpResult> {
+    return this.request('GET', path, { key });
+  }
+
+  sign(
+    kind: 'users' | 'integrators',
+    subject: string,
+    idempotencyKey: string | undefined,
+    body: unknown,
+    key?: string,
+  ): Promise<HttpResult> {
+    const headers: Record<string, string> =
+      idempotencyKey === undefined ? {} : { 'idempotency-key': idempotencyKey };
+    return this.request('POST', `/wallets/${kind}/${encodeURIComponent(subject)}/signatures`, {
+      key,
+      headers,
+      body,
+    });
+  }
+
+  submit(body: unknown, key?: string): Promise<HttpResult> {
+    return this.request('POST', '/transactions/submissions', { key, body });
+  }
+
+  async firstListings(limit = 5, query = ''): Promise<ListingView[]> {
+    const page = await this.get(`/indexer/listings/active?limit=${limit}${query}`);
+    return (page.json() as { items: ListingView[] }).items;
+  }
+
+  close(): Promise<void> {
+    return this.handle.close();
+  }
+}
+
+/** accept_offer_v2 params that buy `listing` as the custodial user wallet of `buyerSubject`. */
+export function acceptParams(
+  sandbox: TestSandbox,
+  listing: ListingView,
+  buyerSubject: string,
+): Record<string, unknown> {
+  return {
+    event_id: listing.event_id,
+    ticket_id: listing.ticket_id,
+    permit_version: listing.permit_version,
+    buyer: sandbox.admin.userWalletAddress(buyerSubject),
+    integrator_authority: sandbox.admin.integratorWalletAddress('sandbox-integrator'),
+    seller_payout: listing.seller_payout,
+    royalty_destinations: listing.royalty_destinations,
+    ticket_type_config: listing.ticket_type_config,
+    integrator_identity: listing.listing_integrator_identity,
+    stablecoin_mint: listing.stablecoin_mint,
+  };
+}
+
+export function batch(instruction: string, params: unknown[]): unknown {
+  return { platformInstructions: { instruction, params } };
+}
