@@ -25,7 +25,11 @@ export default defineConfig({
       },
       {
         extends: true,
-        test: { name: 'contract', include: ['test/contract/**/*.contract-spec.ts'], sequence: { groupOrder: 1 } },
+        test: {
+          name: 'contract',
+          include: ['test/contract/**/*.contract-spec.ts'],
+          sequence: { groupOrder: 1 },
+        },
       },
       {
         extends: true,

@@ -57,6 +57,12 @@ describe(AppConfig.name, () => {
     expect(problems.join('\n')).not.toContain('secret-not-a-url');
   });
 
+  it("carries no variable it does not declare (other modules' secrets stay out)", () => {
+    const sut = loadAppConfig({ UPSTREAM_API_KEY: 'canary-secret', PATH: '/bin' });
+    expect(JSON.stringify(sut)).not.toContain('canary-secret');
+    expect(Object.keys(sut)).not.toContain('PATH');
+  });
+
   it('treats empty values as unset', () => {
     expect(loadAppConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(3000);
   });

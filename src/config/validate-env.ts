@@ -1,5 +1,5 @@
 import { plainToInstance } from 'class-transformer';
-import { validateSync, type ValidationError } from 'class-validator';
+import { getMetadataStorage, validateSync, type ValidationError } from 'class-validator';
 
 /** Thrown when one or more environment variables are invalid; lists every offender. */
 export class ConfigValidationError extends Error {
@@ -20,9 +20,16 @@ function describe(error: ValidationError): string {
  * Never echoes the offending value: a secret variable may be the bad one.
  */
 export function validateEnvClass<T extends object>(cls: new () => T, raw: NodeJS.ProcessEnv): T {
+  // Only the variables the class declares: the rest of the environment (other modules' secrets
+  // included) must not ride along on a config object that might one day be logged.
+  const declared = new Set(
+    getMetadataStorage()
+      .getTargetValidationMetadatas(cls, '', true, false)
+      .map((m) => m.propertyName),
+  );
   const cleaned: Record<string, string> = {};
   for (const [key, value] of Object.entries(raw)) {
-    if (value !== undefined && value !== '') cleaned[key] = value;
+    if (declared.has(key) && value !== undefined && value !== '') cleaned[key] = value;
   }
   const instance = plainToInstance(cls, cleaned, {
     enableImplicitConversion: false,
