@@ -4,13 +4,14 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
-import { AppModule } from './app.module';
+import { AppModule, type AppModuleOptions } from './app.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { createRootLogger } from './common/logging';
 import { setupOpenApi } from './common/openapi';
 import { REQUEST_ID_HEADER, requestIdFrom } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
+import { loadAuthConfig, type AuthConfig } from './config/auth.config';
 import { MetricsService } from './metrics/metrics.service';
 
 export interface CreateAppOptions {
@@ -18,6 +19,10 @@ export interface CreateAppOptions {
   databaseUrl: string;
   /** Where JSON logs go (stdout by default); tests pass a capturing stream. */
   logDestination?: DestinationStream;
+  /** Auth variables (main.ts: from the environment); default: AuthConfig defaults for NODE_ENV. */
+  authConfig?: AuthConfig;
+  /** Test fixtures only: extra modules mounted next to the real ones. */
+  extraModules?: AppModuleOptions['extraModules'];
 }
 
 export interface CreatedApp {
@@ -67,7 +72,13 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
     return503OnClosing: true,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
-    AppModule.forRoot({ config, databaseUrl: options.databaseUrl, logger }),
+    AppModule.forRoot({
+      config,
+      databaseUrl: options.databaseUrl,
+      logger,
+      auth: options.authConfig ?? loadAuthConfig({ NODE_ENV: config.NODE_ENV }),
+      extraModules: options.extraModules,
+    }),
     adapter,
     { bufferLogs: true, abortOnError: false },
   );

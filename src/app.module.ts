@@ -1,9 +1,11 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module, type DynamicModule, type ModuleMetadata } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
+import { AuthModule } from './auth/auth.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
+import type { AuthConfig } from './config/auth.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -13,6 +15,9 @@ export interface AppModuleOptions {
   /** Resolved connection URL (DATABASE_URL or the embedded cluster's). */
   databaseUrl: string;
   logger: Logger;
+  auth: AuthConfig;
+  /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
+  extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
 
 @Module({})
@@ -45,6 +50,8 @@ export class AppModule {
         }),
         MetricsModule,
         HealthModule,
+        AuthModule.forRoot(options.auth),
+        ...(options.extraModules ?? []),
       ],
     };
   }

@@ -1,27 +1,37 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
 import { loadAppConfig, type AppConfig } from './config/app.config';
+import { loadAuthConfig, type AuthConfig } from './config/auth.config';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
 
-function loadConfigOrExit(): AppConfig {
-  try {
-    return loadAppConfig(process.env);
-  } catch (error) {
-    if (error instanceof ConfigValidationError) {
-      process.stderr.write(`${error.message}\n`);
-      process.exit(2);
+/** Validates every configuration class; on any problem prints them all (names only) and exits 2. */
+function loadConfigOrExit(): { config: AppConfig; auth: AuthConfig } {
+  const problems: string[] = [];
+  const load = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (error) {
+      if (!(error instanceof ConfigValidationError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
     }
-    throw error;
+  };
+  const config = load(() => loadAppConfig(process.env));
+  const auth = load(() => loadAuthConfig(process.env));
+  if (!config || !auth) {
+    process.stderr.write(`${new ConfigValidationError(problems).message}\n`);
+    process.exit(2);
   }
+  return { config, auth };
 }
 
 async function main(): Promise<void> {
-  const config = loadConfigOrExit();
+  const { config, auth } = loadConfigOrExit();
   let database: ResolvedDatabase | null = null;
   try {
     database = await resolveDatabase(config);
-    const { app, logger } = await createApp({ config, databaseUrl: database.url });
+    const { app, logger } = await createApp({ config, authConfig: auth, databaseUrl: database.url });
     await app.listen(config.PORT, config.HOST);
     logger.info(
       { url: await app.getUrl(), database: database.embedded ? 'embedded' : 'external' },

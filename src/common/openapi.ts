@@ -30,6 +30,11 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'shape `ErrorResponse`; `x-request-id` is accepted and echoed on every response.',
     )
     .setVersion('0.1.0')
+    .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <key>`' })
+    .addApiKey(
+      { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key (alternative)' },
+      'x-api-key',
+    )
     .build();
   const document = SwaggerModule.createDocument(app, config);
   document.components ??= {};

@@ -18,7 +18,18 @@ export interface RunningPostgres {
   /** Connection URL of the `postgres` maintenance database. */
   readonly url: string;
   readonly port: number;
+  /**
+   * true: the cluster was already running for another live process (e.g. `npm run keys` while the
+   * service runs); this process only connects, and stop() leaves it running.
+   */
+  readonly attached?: boolean;
   stop(): Promise<void>;
+}
+
+/** `<parent>/<cluster>.owner.json`: which node process started the running cluster, and its port. */
+interface ClusterOwner {
+  pid: number;
+  port: number;
 }
 
 interface EmbeddedPostgresInstance {
@@ -72,15 +83,18 @@ async function waitUntilGone(pid: number, timeoutMs: number): Promise<boolean> {
 /**
  * A previous run killed with SIGKILL leaves its postmaster running (orphaned) or a stale
  * `postmaster.pid`. Stop the orphan (fast shutdown, then SIGKILL) or drop the stale lock so
- * the next start succeeds instead of failing on "lock file already exists".
+ * the next start succeeds instead of failing on "lock file already exists". A postmaster whose
+ * owner process is still alive (the service, or a CLI) is left alone: 'in-use'.
  */
 export async function recoverStaleCluster(
   dataDir: string,
-): Promise<'none' | 'stale-lock' | 'stopped-orphan'> {
+): Promise<'none' | 'stale-lock' | 'stopped-orphan' | 'in-use'> {
   const lockFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(lockFile)) return 'none';
   const pid = Number.parseInt((await readFile(lockFile, 'utf8')).split('\n')[0] ?? '', 10);
   if (Number.isInteger(pid) && pid > 0 && isAlive(pid) && (await isPostgresProcess(pid))) {
+    // A postmaster whose owner (the node process that started it) is alive is in use, not orphaned.
+    if (await liveOwner(dataDir)) return 'in-use';
     process.kill(pid, 'SIGINT');
     if (!(await waitUntilGone(pid, STALE_STOP_WAIT_MS))) {
       process.kill(pid, 'SIGKILL');
@@ -91,6 +105,33 @@ export async function recoverStaleCluster(
   }
   await rm(lockFile, { force: true });
   return 'stale-lock';
+}
+
+function ownerFile(dataDir: string): string {
+  return join(resolve(dataDir, '..'), `${baseName(dataDir)}.owner.json`);
+}
+
+/** The owner of the running cluster when that node process is still alive; null otherwise. */
+async function liveOwner(dataDir: string): Promise<ClusterOwner | null> {
+  try {
+    const owner = JSON.parse(await readFile(ownerFile(dataDir), 'utf8')) as Partial<ClusterOwner>;
+    const pid = Number(owner.pid);
+    return Number.isInteger(pid) && pid > 0 && isAlive(pid) ? { pid, port: Number(owner.port) } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Port of a running postmaster: line 4 of `postmaster.pid` (written shortly after start). */
+async function postmasterPort(dataDir: string): Promise<number> {
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    const lines = (await readFile(join(dataDir, 'postmaster.pid'), 'utf8')).split('\n');
+    const port = Number.parseInt(lines[3] ?? '', 10);
+    if (Number.isInteger(port) && port > 0) return port;
+    if (Date.now() > deadline) throw new Error(`no port in ${join(dataDir, 'postmaster.pid')}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
 }
 
 async function loadCredentials(path: string): Promise<{ password: string }> {
@@ -144,7 +185,17 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
     await rm(dataDir, { recursive: true, force: true });
     await pg.initialise();
   } else {
-    await recoverStaleCluster(dataDir);
+    if ((await recoverStaleCluster(dataDir)) === 'in-use') {
+      const runningPort = await postmasterPort(dataDir);
+      return {
+        url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${runningPort}/postgres`,
+        port: runningPort,
+        attached: true,
+        async stop() {
+          // Not ours: the owner process stops it.
+        },
+      };
+    }
     if (isRoot) await chownToPostgres(dataDir);
   }
   await pg.start().catch((error: unknown) => {
@@ -152,6 +203,8 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       `embedded PostgreSQL failed to start in ${dataDir}: ${error instanceof Error ? error.message : 'exited early'}`,
     );
   });
+  const owner = ownerFile(dataDir);
+  await writeFile(owner, JSON.stringify({ pid: process.pid, port } satisfies ClusterOwner), { mode: 0o600 });
   let stopped = false;
   return {
     url: `postgresql://postgres:${encodeURIComponent(password)}@127.0.0.1:${port}/postgres`,
@@ -160,6 +213,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       if (stopped) return;
       stopped = true;
       await pg.stop();
+      await rm(owner, { force: true });
     },
   };
 }

@@ -1,7 +1,8 @@
 import { CreateU64Domain1763715600000 } from '../../migrations/1763715600000-CreateU64Domain';
+import { CreateApiClients1795253159157 } from '../../migrations/1795253159157-CreateApiClients';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
  * service, the migration CLI and the TypeScript test runner. `npm run migration:create` appends here.
  */
-export const MIGRATIONS = [CreateU64Domain1763715600000];
+export const MIGRATIONS = [CreateU64Domain1763715600000, CreateApiClients1795253159157];

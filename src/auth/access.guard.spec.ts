@@ -1,0 +1,154 @@
+import { Reflector } from '@nestjs/core';
+import type { ExecutionContext } from '@nestjs/common';
+import { describe, expect, it, vi } from 'vitest';
+import { AppError } from '../common/app-error';
+import { loadAuthConfig } from '../config/auth.config';
+import { Authenticated, Public, PublicIf, RequireScope } from './access.decorators';
+import { AccessGuard, UNAUTHORIZED_MESSAGE } from './access.guard';
+import type { ApiKeyAuthenticator } from './api-key.authenticator';
+import type { VerifyResult } from './api-clients.service';
+import type { Scope } from './scopes';
+
+class Routes {
+  @Public() open(): void {}
+  @Authenticated() me(): void {}
+  @RequireScope('orders:write') checkout(): void {}
+  @PublicIf('METRICS_PUBLIC', 'admin') metrics(): void {}
+  undeclared(): void {}
+}
+
+@RequireScope('catalog:read')
+class ClassLevel {
+  browse(): void {}
+  @Public() ping(): void {}
+}
+
+interface FakeRequest {
+  id: string;
+  headers: Record<string, string>;
+  apiClient?: unknown;
+  clientContext?: unknown;
+  rateLimitBucket?: unknown;
+  routeOptions: { url: string };
+}
+
+function contextFor(controller: object, method: string, headers: Record<string, string>) {
+  const request: FakeRequest = { id: 'req-1', headers, routeOptions: { url: '/x' } };
+  const reply = { header: vi.fn<(name: string, value: string) => unknown>() };
+  const ctx = {
+    getHandler: () => (controller as { prototype: Record<string, unknown> }).prototype[method],
+    getClass: () => controller,
+    switchToHttp: () => ({ getRequest: () => request, getResponse: () => reply }),
+  } as unknown as ExecutionContext;
+  return { ctx, request, reply };
+}
+
+function guard(result: VerifyResult, env: Record<string, string> = {}) {
+  const authenticate = vi.fn<(key: string) => Promise<VerifyResult>>(async () => result);
+  const sut = new AccessGuard(
+    new Reflector(),
+    { authenticate } as unknown as ApiKeyAuthenticator,
+    loadAuthConfig({ NODE_ENV: 'test', ...env }),
+  );
+  return { sut, authenticate };
+}
+
+const ok = (scopes: Scope[]): VerifyResult => ({
+  ok: true,
+  client: { id: 'c1', name: 'client one', scopes },
+});
+const KEY = { authorization: 'Bearer trb_live_whatever' };
+
+async function rejection(promise: Promise<unknown>): Promise<AppError> {
+  const error = await promise.then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(error).toBeInstanceOf(AppError);
+  return error as AppError;
+}
+
+describe(AccessGuard.name, () => {
+  it('lets public routes through without looking at credentials', async () => {
+    const { sut, authenticate } = guard(ok([]));
+    expect(await sut.canActivate(contextFor(Routes, 'open', {}).ctx)).toBe(true);
+    expect(await sut.canActivate(contextFor(ClassLevel, 'ping', {}).ctx)).toBe(true);
+    expect(authenticate).not.toHaveBeenCalled();
+  });
+
+  it.each([
+    ['no credentials', {}, 'missing'],
+    ['non-Bearer scheme', { authorization: 'Basic abc' }, 'malformed'],
+  ])('refuses %s with the one 401 before any lookup', async (_name, headers, _reason) => {
+    const { sut, authenticate } = guard(ok(['admin']));
+    const { ctx, reply } = contextFor(Routes, 'me', headers);
+    const error = await rejection(sut.canActivate(ctx));
+    expect([error.code, error.message, error.details]).toEqual([
+      'UNAUTHORIZED',
+      UNAUTHORIZED_MESSAGE,
+      undefined,
+    ]);
+    expect(reply.header).toHaveBeenCalledWith('www-authenticate', 'Bearer');
+    expect(authenticate).not.toHaveBeenCalled();
+  });
+
+  it.each(['malformed', 'unknown', 'revoked'] as const)(
+    'refuses a %s key with the same 401',
+    async (reason) => {
+      const { sut } = guard({ ok: false, reason });
+      const error = await rejection(sut.canActivate(contextFor(Routes, 'me', KEY).ctx));
+      expect([error.code, error.message, error.details]).toEqual([
+        'UNAUTHORIZED',
+        UNAUTHORIZED_MESSAGE,
+        undefined,
+      ]);
+    },
+  );
+
+  it('attaches the client (id and name for logs, context for handlers) and the rate-limit bucket', async () => {
+    const { sut } = guard(ok(['orders:write']));
+    const { ctx, request } = contextFor(Routes, 'checkout', KEY);
+    expect(await sut.canActivate(ctx)).toBe(true);
+    expect(request.apiClient).toEqual({ id: 'c1', name: 'client one' });
+    expect(request.clientContext).toEqual({ id: 'c1', name: 'client one', scopes: ['orders:write'] });
+    expect(request.rateLimitBucket).toBe('orders:write');
+    const me = contextFor(Routes, 'me', KEY);
+    await sut.canActivate(me.ctx);
+    expect(me.request.rateLimitBucket).toBe('default');
+  });
+
+  it('403 names the missing scope; admin implies every scope; class-level scope applies', async () => {
+    const reader = guard(ok(['catalog:read'])).sut;
+    const error = await rejection(reader.canActivate(contextFor(Routes, 'checkout', KEY).ctx));
+    expect(error.code).toBe('FORBIDDEN');
+    expect(error.message).toContain('orders:write');
+    expect(error.details).toEqual({ requiredScope: 'orders:write' });
+    expect(await reader.canActivate(contextFor(ClassLevel, 'browse', KEY).ctx)).toBe(true);
+    const admin = guard(ok(['admin'])).sut;
+    expect(await admin.canActivate(contextFor(Routes, 'checkout', KEY).ctx)).toBe(true);
+  });
+
+  it('fails closed on a route without a declaration: 401 without a key, 403 with one', async () => {
+    const { sut } = guard(ok(['admin']));
+    expect((await rejection(sut.canActivate(contextFor(Routes, 'undeclared', {}).ctx))).code).toBe(
+      'UNAUTHORIZED',
+    );
+    expect((await rejection(sut.canActivate(contextFor(Routes, 'undeclared', KEY).ctx))).code).toBe(
+      'FORBIDDEN',
+    );
+  });
+
+  it('PublicIf follows its configuration switch', async () => {
+    const open = guard(ok([])).sut;
+    expect(await open.canActivate(contextFor(Routes, 'metrics', {}).ctx)).toBe(true);
+    const closed = guard(ok(['catalog:read']), { METRICS_PUBLIC: 'false' }).sut;
+    expect((await rejection(closed.canActivate(contextFor(Routes, 'metrics', {}).ctx))).code).toBe(
+      'UNAUTHORIZED',
+    );
+    expect((await rejection(closed.canActivate(contextFor(Routes, 'metrics', KEY).ctx))).code).toBe(
+      'FORBIDDEN',
+    );
+    const adminOnly = guard(ok(['admin']), { METRICS_PUBLIC: 'false' }).sut;
+    expect(await adminOnly.canActivate(contextFor(Routes, 'metrics', KEY).ctx)).toBe(true);
+  });
+});

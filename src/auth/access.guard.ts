@@ -1,0 +1,68 @@
+import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
+import { Reflector } from '@nestjs/core';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { AppError } from '../common/app-error';
+import { AuthConfig } from '../config/auth.config';
+import { declaredPolicy, effectivePolicy } from './access.decorators';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import type { AuthFailureReason } from './api-clients.service';
+import { presentedKey } from './authenticated-request';
+import { grants } from './scopes';
+
+/** One message for every authentication failure: the caller learns nothing about which one. */
+export const UNAUTHORIZED_MESSAGE =
+  'A valid API key is required (Authorization: Bearer <key> or x-api-key: <key>)';
+
+/**
+ * Global guard (APP_GUARD): every controller route is public, key-only or scope-protected by its
+ * declaration (`@Public`, `@Authenticated`, `@RequireScope`, `@PublicIf`). A route without one is
+ * refused after authentication (fail closed) and logged as a bug.
+ */
+@Injectable()
+export class AccessGuard implements CanActivate {
+  private readonly logger = new Logger('AccessGuard');
+
+  constructor(
+    private readonly reflector: Reflector,
+    private readonly authenticator: ApiKeyAuthenticator,
+    private readonly config: AuthConfig,
+  ) {}
+
+  async canActivate(context: ExecutionContext): Promise<boolean> {
+    const declared = declaredPolicy(this.reflector, context.getHandler(), context.getClass());
+    const policy = declared ? effectivePolicy(declared, this.config) : undefined;
+    if (policy?.kind === 'public') return true;
+
+    const http = context.switchToHttp();
+    const request = http.getRequest<FastifyRequest>();
+    const presented = presentedKey(request.headers);
+    if (presented === undefined) this.refuse(request, http.getResponse<FastifyReply>(), 'missing');
+    if (presented === null) this.refuse(request, http.getResponse<FastifyReply>(), 'malformed');
+    const result = await this.authenticator.authenticate(presented);
+    if (!result.ok) this.refuse(request, http.getResponse<FastifyReply>(), result.reason);
+
+    const client = result.client;
+    request.apiClient = { id: client.id, name: client.name };
+    request.clientContext = client;
+    if (!policy) {
+      this.logger.error(
+        { requestId: request.id, route: request.routeOptions?.url },
+        'route has no access declaration; refused',
+      );
+      throw new AppError('FORBIDDEN', 'This route is not available to API clients');
+    }
+    if (policy.kind === 'scope' && !grants(client.scopes, policy.scope)) {
+      throw new AppError('FORBIDDEN', `This API key lacks the required scope: ${policy.scope}`, {
+        requiredScope: policy.scope,
+      });
+    }
+    request.rateLimitBucket = policy.kind === 'scope' ? policy.scope : 'default';
+    return true;
+  }
+
+  private refuse(request: FastifyRequest, reply: FastifyReply, reason: AuthFailureReason): never {
+    this.logger.log({ requestId: request.id, reason }, 'authentication failed');
+    void reply.header('www-authenticate', 'Bearer');
+    throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+  }
+}

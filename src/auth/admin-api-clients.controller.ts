@@ -1,0 +1,99 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
+import {
+  ApiCreatedResponse,
+  ApiNotFoundResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { AppError } from '../common/app-error';
+import { RequireScope } from './access.decorators';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { decodeApiClientCursor, encodeApiClientCursor } from './api-client.cursor';
+import { ApiClientsService } from './api-clients.service';
+import type { ClientContext } from './client-context';
+import { CurrentClient } from './current-client.decorator';
+import { CreateApiClientDto } from './dto/create-api-client.dto';
+import {
+  ApiClientPageDto,
+  ApiClientResponseDto,
+  CreatedApiClientResponseDto,
+} from './dto/api-client.response.dto';
+import { ListApiClientsQueryDto } from './dto/list-api-clients.query.dto';
+
+/** A malformed id is answered like an unknown one: the caller learns nothing either way. */
+const clientId = new ParseUUIDPipe({
+  exceptionFactory: () => new AppError('NOT_FOUND', 'API client not found'),
+});
+
+/**
+ * Key management over HTTP. Keys issued here are owned by the issuing admin client: another admin
+ * key sees 404 for them (the `keys` CLI, run by an operator with database access, sees all).
+ */
+@ApiTags('admin')
+@RequireScope('admin')
+@Controller('v1/admin/api-clients')
+export class AdminApiClientsController {
+  constructor(
+    private readonly clients: ApiClientsService,
+    private readonly authenticator: ApiKeyAuthenticator,
+  ) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Issue a new API key (shown once in this response)' })
+  @ApiCreatedResponse({ type: CreatedApiClientResponseDto })
+  async create(
+    @CurrentClient() caller: ClientContext,
+    @Body() body: CreateApiClientDto,
+  ): Promise<CreatedApiClientResponseDto> {
+    const issued = await this.clients.issue(body.name, body.scopes, caller.id);
+    return Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key });
+  }
+
+  @Get()
+  @ApiOperation({ summary: 'Keys issued by the calling admin client, newest first (no secrets)' })
+  @ApiOkResponse({ type: ApiClientPageDto })
+  async list(
+    @CurrentClient() caller: ClientContext,
+    @Query() query: ListApiClientsQueryDto,
+  ): Promise<ApiClientPageDto> {
+    const after = query.cursor ? decodeApiClientCursor(query.cursor) : undefined;
+    const page = await this.clients.list(query.limit + 1, { createdBy: caller.id, after });
+    const items = page.slice(0, query.limit);
+    const last = items.at(-1);
+    return {
+      items: items.map((v) => ApiClientResponseDto.from(v)),
+      nextCursor: page.length > query.limit && last ? encodeApiClientCursor(last) : null,
+    };
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One key issued by the calling admin client (no secret)' })
+  @ApiOkResponse({ type: ApiClientResponseDto })
+  @ApiNotFoundResponse({ description: 'No such key issued by this client' })
+  async get(
+    @CurrentClient() caller: ClientContext,
+    @Param('id', clientId) id: string,
+  ): Promise<ApiClientResponseDto> {
+    const found = await this.clients.get(id, caller.id);
+    if (!found) throw new AppError('NOT_FOUND', 'API client not found');
+    return ApiClientResponseDto.from(found);
+  }
+
+  @Delete(':id')
+  @HttpCode(200)
+  @ApiOperation({
+    summary: 'Revoke a key issued by the calling admin client (effective on the next request)',
+  })
+  @ApiOkResponse({ type: ApiClientResponseDto })
+  @ApiNotFoundResponse({ description: 'No such key issued by this client' })
+  async revoke(
+    @CurrentClient() caller: ClientContext,
+    @Param('id', clientId) id: string,
+  ): Promise<ApiClientResponseDto> {
+    const revoked = await this.clients.revoke(id, caller.id);
+    if (!revoked) throw new AppError('NOT_FOUND', 'API client not found');
+    this.authenticator.invalidate(revoked.id);
+    return ApiClientResponseDto.from(revoked);
+  }
+}

@@ -1,0 +1,154 @@
+import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
+import type { ApiClientEntity } from './api-client.entity';
+import type { ApiClientRepository, ListPosition } from './api-client.repository';
+import type { ClientContext } from './client-context';
+import type { Scope } from './scopes';
+
+/** A client as shown to operators: never the key, never its hash. */
+export interface ApiClientView {
+  id: string;
+  name: string;
+  keyPrefix: string;
+  scopes: Scope[];
+  createdBy: string | null;
+  createdAt: Date;
+  revokedAt: Date | null;
+  lastUsedAt: Date | null;
+}
+
+export interface IssuedKey {
+  client: ApiClientView;
+  /** The only time the key exists outside the caller's hands: show it once, never store it. */
+  key: string;
+}
+
+/** Why a presented key was refused. Logged (never the key); never told to the caller. */
+export type AuthFailureReason = 'missing' | 'malformed' | 'unknown' | 'revoked';
+
+export type VerifyResult = { ok: true; client: ClientContext } | { ok: false; reason: AuthFailureReason };
+
+/** Client names show up in logs and listings: 1..100 printable characters, no control characters. */
+export const CLIENT_NAME_MAX_LENGTH = 100;
+export const CLIENT_NAME_PATTERN = /^[^\p{Cc}\p{Cf}\p{Zl}\p{Zp}]+$/u;
+
+export function isValidClientName(name: string): boolean {
+  return (
+    name.trim() === name &&
+    name.length >= 1 &&
+    name.length <= CLIENT_NAME_MAX_LENGTH &&
+    CLIENT_NAME_PATTERN.test(name)
+  );
+}
+
+/** Compared against when no row matches, so a miss costs the same HMAC + compare as a hit. */
+const NO_MATCH = Buffer.alloc(32);
+const UNIQUE_VIOLATION = '23505';
+
+export function toView(row: ApiClientEntity): ApiClientView {
+  return {
+    id: row.id,
+    name: row.name,
+    keyPrefix: row.keyPrefix,
+    scopes: row.scopes,
+    createdBy: row.createdBy,
+    createdAt: row.createdAt,
+    revokedAt: row.revokedAt,
+    lastUsedAt: row.lastUsedAt,
+  };
+}
+
+/**
+ * Key lifecycle (issue, verify, list, revoke). Plain class: the Nest module and the `keys` CLI
+ * construct it over the same repository and pepper, so both hash keys identically.
+ */
+export class ApiClientsService {
+  constructor(
+    private readonly repository: ApiClientRepository,
+    private readonly pepper: string,
+  ) {}
+
+  /** New random key for a new client; the key is returned once and only its hash is stored. */
+  async issue(name: string, scopes: Scope[], createdBy: string | null = null): Promise<IssuedKey> {
+    for (let attempt = 1; ; attempt++) {
+      const key = generateApiKey();
+      try {
+        const row = await this.insertKey(key, name, scopes, createdBy);
+        return { client: toView(row), key };
+      } catch (error) {
+        // A lookup-prefix collision (~2^-59 per pair) is retried with a fresh key.
+        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= 3) throw error;
+      }
+    }
+  }
+
+  /**
+   * Registers a key chosen outside (BFF_BOOTSTRAP_API_KEY, the demo key file) unless a client
+   * already has it. `conflict`: another client holds the same lookup prefix with a different key.
+   */
+  async registerExisting(
+    key: string,
+    name: string,
+    scopes: Scope[],
+  ): Promise<{ status: 'registered' | 'exists' | 'conflict'; clientId?: string }> {
+    const parsed = parseApiKey(key);
+    if (!parsed) throw new Error('not a well-formed API key');
+    const existing = await this.repository.findCredential(parsed.lookupPrefix);
+    if (existing) {
+      const same = hashesEqual(hashApiKey(this.pepper, key), existing.keyHash);
+      return same ? { status: 'exists', clientId: existing.id } : { status: 'conflict' };
+    }
+    const row = await this.insertKey(key, name, scopes, null);
+    return { status: 'registered', clientId: row.id };
+  }
+
+  /** Format and checksum first (no database work for junk), then lookup + constant-time compare. */
+  async verify(presented: string): Promise<VerifyResult> {
+    const parsed = parseApiKey(presented);
+    if (!parsed) return { ok: false, reason: 'malformed' };
+    const hash = hashApiKey(this.pepper, parsed.key);
+    const row = await this.repository.findCredential(parsed.lookupPrefix);
+    const matches = hashesEqual(hash, row?.keyHash ?? NO_MATCH);
+    if (!row || !matches) return { ok: false, reason: 'unknown' };
+    if (row.revokedAt) return { ok: false, reason: 'revoked' };
+    return { ok: true, client: { id: row.id, name: row.name, scopes: row.scopes } };
+  }
+
+  async list(
+    limit: number,
+    options: { createdBy?: string; after?: ListPosition } = {},
+  ): Promise<ApiClientView[]> {
+    const rows = await this.repository.list({ limit, createdBy: options.createdBy, after: options.after });
+    return rows.map(toView);
+  }
+
+  async get(id: string, createdBy?: string): Promise<ApiClientView | null> {
+    const row = await this.repository.findById(id, createdBy);
+    return row ? toView(row) : null;
+  }
+
+  async revoke(id: string, createdBy?: string): Promise<ApiClientView | null> {
+    const row = await this.repository.revoke(id, createdBy);
+    return row ? toView(row) : null;
+  }
+
+  async touchLastUsed(id: string): Promise<void> {
+    await this.repository.touchLastUsed(id);
+  }
+
+  private async insertKey(
+    key: string,
+    name: string,
+    scopes: Scope[],
+    createdBy: string | null,
+  ): Promise<ApiClientEntity> {
+    const parsed = parseApiKey(key);
+    if (!parsed) throw new Error('not a well-formed API key');
+    return this.repository.insert({
+      name,
+      keyPrefix: parsed.lookupPrefix,
+      keyHash: hashApiKey(this.pepper, key),
+      scopes,
+      createdBy,
+    });
+  }
+}

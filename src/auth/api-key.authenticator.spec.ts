@@ -1,0 +1,69 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadAuthConfig } from '../config/auth.config';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import type { ApiClientsService, VerifyResult } from './api-clients.service';
+
+const CLIENT = { id: 'c1', name: 'one', scopes: ['admin' as const] };
+
+function setup(ttl: string) {
+  let answer: VerifyResult = { ok: true, client: CLIENT };
+  const clients = {
+    verify: vi.fn<(key: string) => Promise<VerifyResult>>(async () => answer),
+    touchLastUsed: vi.fn<(id: string) => Promise<void>>(async () => undefined),
+  };
+  const sut = new ApiKeyAuthenticator(
+    clients as unknown as ApiClientsService,
+    loadAuthConfig({ NODE_ENV: 'test', API_KEY_CACHE_TTL_MS: ttl }),
+  );
+  return { sut, clients, setAnswer: (a: VerifyResult) => (answer = a) };
+}
+
+describe(ApiKeyAuthenticator.name, () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ toFake: ['Date'] });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('trusts a verified key for at most API_KEY_CACHE_TTL_MS, then sees the revocation', async () => {
+    const { sut, clients, setAnswer } = setup('2000');
+    expect((await sut.authenticate('k')).ok).toBe(true);
+    setAnswer({ ok: false, reason: 'revoked' });
+    vi.advanceTimersByTime(1999);
+    expect((await sut.authenticate('k')).ok).toBe(true);
+    vi.advanceTimersByTime(2);
+    expect(await sut.authenticate('k')).toEqual({ ok: false, reason: 'revoked' });
+    expect(clients.verify).toHaveBeenCalledTimes(2);
+  });
+
+  it('invalidate() forgets a client at once', async () => {
+    const { sut, setAnswer } = setup('5000');
+    await sut.authenticate('k');
+    setAnswer({ ok: false, reason: 'revoked' });
+    sut.invalidate('c1');
+    expect((await sut.authenticate('k')).ok).toBe(false);
+  });
+
+  it('never caches failures, and with TTL 0 checks every request', async () => {
+    const failing = setup('5000');
+    failing.setAnswer({ ok: false, reason: 'unknown' });
+    await failing.sut.authenticate('k');
+    await failing.sut.authenticate('k');
+    expect(failing.clients.verify).toHaveBeenCalledTimes(2);
+    const uncached = setup('0');
+    await uncached.sut.authenticate('k');
+    await uncached.sut.authenticate('k');
+    expect(uncached.clients.verify).toHaveBeenCalledTimes(2);
+  });
+
+  it('records last use at most once a minute per client', async () => {
+    const { sut, clients } = setup('0');
+    await sut.authenticate('k');
+    await sut.authenticate('k');
+    expect(clients.touchLastUsed).toHaveBeenCalledTimes(1);
+    vi.advanceTimersByTime(60_001);
+    await sut.authenticate('k');
+    expect(clients.touchLastUsed).toHaveBeenCalledTimes(2);
+  });
+});

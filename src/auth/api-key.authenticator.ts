@@ -1,0 +1,68 @@
+import { Injectable, Logger } from '@nestjs/common';
+import { AuthConfig } from '../config/auth.config';
+import { hashApiKey } from './api-key';
+import { ApiClientsService, type VerifyResult } from './api-clients.service';
+import type { ClientContext } from './client-context';
+
+const CACHE_MAX_ENTRIES = 10_000;
+const LAST_USED_EVERY_MS = 60_000;
+
+/**
+ * Verifies presented keys for the guard. Successful verifications are cached for
+ * API_KEY_CACHE_TTL_MS (<= 5 s: the documented revocation delay across processes; a revocation
+ * through this process's admin API takes effect at once). Failures are never cached, so a cache
+ * cannot be filled by guessing; the format and checksum reject junk before any database work.
+ */
+@Injectable()
+export class ApiKeyAuthenticator {
+  private readonly logger = new Logger('ApiKeyAuthenticator');
+  private readonly cache = new Map<string, { client: ClientContext; until: number }>();
+  private readonly lastTouched = new Map<string, number>();
+
+  constructor(
+    private readonly clients: ApiClientsService,
+    private readonly config: AuthConfig,
+  ) {}
+
+  async authenticate(presented: string): Promise<VerifyResult> {
+    const ttl = this.config.API_KEY_CACHE_TTL_MS;
+    const cacheKey = ttl > 0 ? hashApiKey(this.config.pepper, presented).toString('base64') : '';
+    const cached = ttl > 0 ? this.cache.get(cacheKey) : undefined;
+    const now = Date.now();
+    if (cached && cached.until > now) {
+      this.touch(cached.client.id, now);
+      return { ok: true, client: cached.client };
+    }
+    const result = await this.clients.verify(presented);
+    if (result.ok) {
+      if (ttl > 0) this.remember(cacheKey, result.client, now + ttl);
+      this.touch(result.client.id, now);
+    } else if (cached) {
+      this.cache.delete(cacheKey);
+    }
+    return result;
+  }
+
+  /** Forget a client at once (called on revocation through this process). */
+  invalidate(clientId: string): void {
+    for (const [key, entry] of this.cache) if (entry.client.id === clientId) this.cache.delete(key);
+  }
+
+  private remember(key: string, client: ClientContext, until: number): void {
+    if (this.cache.size >= CACHE_MAX_ENTRIES) {
+      const oldest = this.cache.keys().next();
+      if (!oldest.done) this.cache.delete(oldest.value);
+    }
+    this.cache.set(key, { client, until });
+  }
+
+  /** `last_used_at` is informational: written at most once a minute per client, off the request path. */
+  private touch(clientId: string, now: number): void {
+    if ((this.lastTouched.get(clientId) ?? 0) + LAST_USED_EVERY_MS > now) return;
+    this.lastTouched.set(clientId, now);
+    if (this.lastTouched.size > CACHE_MAX_ENTRIES) this.lastTouched.clear();
+    this.clients.touchLastUsed(clientId).catch((error: unknown) => {
+      this.logger.warn({ err: error, clientId }, 'could not record last use of an API client');
+    });
+  }
+}

@@ -1,0 +1,60 @@
+import { Module, type DynamicModule } from '@nestjs/common';
+import { APP_GUARD } from '@nestjs/core';
+import { ThrottlerModule } from '@nestjs/throttler';
+import { TypeOrmModule } from '@nestjs/typeorm';
+import { DataSource } from 'typeorm';
+import { AuthConfig } from '../config/auth.config';
+import { AccessGuard } from './access.guard';
+import { AdminApiClientsController } from './admin-api-clients.controller';
+import { ApiClientEntity } from './api-client.entity';
+import { ApiClientRepository } from './api-client.repository';
+import { ApiClientsService } from './api-clients.service';
+import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { AuthBootstrap } from './auth.bootstrap';
+import { AuthController } from './auth.controller';
+import { ClientThrottlerGuard } from './client-throttler.guard';
+import { declareFoundationRoutes } from './foundation-routes';
+
+/**
+ * The service's own callers: API keys (hashed), the global access guard (authentication, scopes),
+ * per-client rate limits, `GET /v1/me` and key management. Guards run in the order listed:
+ * authenticate and authorise first, then count the request against the client's budget.
+ */
+@Module({})
+export class AuthModule {
+  static forRoot(config: AuthConfig): DynamicModule {
+    declareFoundationRoutes();
+    return {
+      module: AuthModule,
+      global: true,
+      imports: [
+        TypeOrmModule.forFeature([ApiClientEntity]),
+        ThrottlerModule.forRoot({
+          throttlers: [
+            {
+              name: 'default',
+              ttl: config.RATE_LIMIT_WINDOW_MS,
+              limit: config.RATE_LIMIT_DEFAULT,
+              blockDuration: 0,
+            },
+          ],
+        }),
+      ],
+      controllers: [AuthController, AdminApiClientsController],
+      providers: [
+        { provide: AuthConfig, useValue: config },
+        {
+          provide: ApiClientsService,
+          useFactory: (dataSource: DataSource, auth: AuthConfig) =>
+            new ApiClientsService(new ApiClientRepository(dataSource), auth.pepper),
+          inject: [DataSource, AuthConfig],
+        },
+        ApiKeyAuthenticator,
+        AuthBootstrap,
+        { provide: APP_GUARD, useClass: AccessGuard },
+        { provide: APP_GUARD, useClass: ClientThrottlerGuard },
+      ],
+      exports: [AuthConfig, ApiClientsService],
+    };
+  }
+}

@@ -1,0 +1,22 @@
+import { describe, expect, it } from 'vitest';
+import { presentedKey } from './authenticated-request';
+
+describe('presentedKey', () => {
+  it.each([
+    ['nothing', {}, undefined],
+    ['Bearer', { authorization: 'Bearer k1' }, 'k1'],
+    ['bearer, any case, extra spaces', { authorization: 'bEaReR   k1  ' }, 'k1'],
+    ['x-api-key', { 'x-api-key': 'k1' }, 'k1'],
+    ['both, equal', { authorization: 'Bearer k1', 'x-api-key': 'k1' }, 'k1'],
+    ['both, different', { authorization: 'Bearer k1', 'x-api-key': 'k2' }, null],
+    ['Basic scheme', { authorization: 'Basic k1' }, null],
+    ['no scheme', { authorization: 'k1' }, null],
+    ['Bearer without token', { authorization: 'Bearer ' }, null],
+    ['two tokens', { authorization: 'Bearer k1 k2' }, null],
+    ['empty x-api-key', { 'x-api-key': '' }, null],
+    ['repeated header', { 'x-api-key': ['k1', 'k2'] }, null],
+    ['Basic plus x-api-key', { authorization: 'Basic a', 'x-api-key': 'k1' }, null],
+  ])('%s', (_name, headers, expected) => {
+    expect(presentedKey(headers)).toBe(expected);
+  });
+});

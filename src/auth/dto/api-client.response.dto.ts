@@ -1,0 +1,71 @@
+import { ApiProperty } from '@nestjs/swagger';
+import type { ApiClientView } from '../api-clients.service';
+import { SCOPES, type Scope } from '../scopes';
+
+/** A client as listed to its issuing admin: never the key, never its hash. */
+export class ApiClientResponseDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+
+  @ApiProperty({ example: 'marketplace-backend' })
+  name: string;
+
+  @ApiProperty({
+    description: 'Public lookup id of the key (first characters); not a secret',
+    example: 'trb_live_4fT9aQ2LmZ',
+  })
+  keyPrefix: string;
+
+  @ApiProperty({ enum: SCOPES, isArray: true })
+  scopes: Scope[];
+
+  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Admin client that issued it' })
+  createdBy: string | null;
+
+  @ApiProperty({ format: 'date-time' })
+  createdAt: string;
+
+  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  revokedAt: string | null;
+
+  @ApiProperty({
+    format: 'date-time',
+    nullable: true,
+    type: String,
+    description: 'Updated at most once a minute',
+  })
+  lastUsedAt: string | null;
+
+  static from(view: ApiClientView): ApiClientResponseDto {
+    return {
+      id: view.id,
+      name: view.name,
+      keyPrefix: view.keyPrefix,
+      scopes: view.scopes,
+      createdBy: view.createdBy,
+      createdAt: view.createdAt.toISOString(),
+      revokedAt: view.revokedAt?.toISOString() ?? null,
+      lastUsedAt: view.lastUsedAt?.toISOString() ?? null,
+    };
+  }
+}
+
+export class CreatedApiClientResponseDto extends ApiClientResponseDto {
+  @ApiProperty({
+    description: 'The API key. Shown in this response only; it cannot be retrieved again.',
+    example: 'trb_live_4fT9aQ2LmZ…_0aB3cD',
+  })
+  key: string;
+}
+
+export class ApiClientPageDto {
+  @ApiProperty({ type: [ApiClientResponseDto] })
+  items: ApiClientResponseDto[];
+
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Pass as `cursor` for the next page; null at the end',
+  })
+  nextCursor: string | null;
+}

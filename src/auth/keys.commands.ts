@@ -1,0 +1,189 @@
+import { parseArgs } from 'node:util';
+import { DataSource } from 'typeorm';
+import { loadAppConfig } from '../config/app.config';
+import { loadAuthConfig } from '../config/auth.config';
+import { buildDataSourceOptions } from '../database/data-source';
+import { resolveDatabase } from '../database/database-url';
+import { generateApiKey } from './api-key';
+import { ApiClientEntity } from './api-client.entity';
+import { ApiClientRepository, type ListPosition } from './api-client.repository';
+import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
+import { parseScopeList, SCOPES } from './scopes';
+
+export interface KeysIo {
+  out(text: string): void;
+  err(text: string): void;
+}
+
+export const KEYS_USAGE = `usage: npm run keys -- <command>
+  create --name <name> --scopes <scope,...> [--json]   issue a key (printed once, never stored)
+  list [--json]                                         every client, no secrets
+  revoke <id>                                           revoke a client (401 from the next request)
+  generate                                              print a new well-formed key, store nothing
+                                                        (for BFF_BOOTSTRAP_API_KEY)
+scopes: ${SCOPES.join(', ')} (admin implies all)`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+class UsageError extends Error {}
+
+function viewJson(view: ApiClientView): Record<string, unknown> {
+  return {
+    id: view.id,
+    name: view.name,
+    keyPrefix: view.keyPrefix,
+    scopes: view.scopes,
+    createdBy: view.createdBy,
+    createdAt: view.createdAt.toISOString(),
+    revokedAt: view.revokedAt?.toISOString() ?? null,
+    lastUsedAt: view.lastUsedAt?.toISOString() ?? null,
+  };
+}
+
+function table(views: ApiClientView[]): string {
+  const rows = [
+    ['ID', 'NAME', 'KEY PREFIX', 'SCOPES', 'CREATED', 'REVOKED', 'LAST USED'],
+    ...views.map((v) => [
+      v.id,
+      v.name,
+      v.keyPrefix,
+      v.scopes.join(','),
+      v.createdAt.toISOString(),
+      v.revokedAt?.toISOString() ?? '-',
+      v.lastUsedAt?.toISOString() ?? '-',
+    ]),
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  return rows
+    .map((r) =>
+      r
+        .map((cell, i) => cell.padEnd(widths[i]))
+        .join('  ')
+        .trimEnd(),
+    )
+    .join('\n');
+}
+
+/** Opens the service's database (DATABASE_URL, or the embedded cluster: attached when running). */
+async function withService<T>(
+  env: NodeJS.ProcessEnv,
+  fn: (service: ApiClientsService) => Promise<T>,
+): Promise<T> {
+  const app = loadAppConfig(env);
+  const auth = loadAuthConfig(env);
+  const database = await resolveDatabase(app);
+  const dataSource = new DataSource({
+    ...buildDataSourceOptions({
+      url: database.url,
+      poolSize: 2,
+      migrationsRun: app.MIGRATIONS_RUN,
+      applicationName: 'ticket-resale-bff-keys',
+    }),
+    entities: [ApiClientEntity],
+  });
+  try {
+    await dataSource.initialize();
+    return await fn(new ApiClientsService(new ApiClientRepository(dataSource), auth.pepper));
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.embedded?.stop();
+  }
+}
+
+async function listAll(service: ApiClientsService): Promise<ApiClientView[]> {
+  const all: ApiClientView[] = [];
+  let after: ListPosition | undefined;
+  for (;;) {
+    const page = await service.list(100, { after });
+    all.push(...page);
+    const last = page.at(-1);
+    if (page.length < 100 || !last) return all;
+    after = { createdAt: last.createdAt, id: last.id };
+  }
+}
+
+async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    strict: true,
+    options: {
+      name: { type: 'string' },
+      scopes: { type: 'string' },
+      json: { type: 'boolean', default: false },
+      help: { type: 'boolean', short: 'h', default: false },
+    },
+  });
+  const [command, ...rest] = positionals;
+  if (values.help || !command) {
+    io.out(KEYS_USAGE);
+    return values.help ? 0 : 2;
+  }
+  switch (command) {
+    case 'generate':
+      io.out(generateApiKey());
+      return 0;
+    case 'create': {
+      const name = values.name ?? '';
+      if (!isValidClientName(name)) throw new UsageError('--name: 1..100 characters, no control characters');
+      let scopes;
+      try {
+        scopes = parseScopeList(values.scopes ?? '');
+      } catch (error) {
+        throw new UsageError(`--scopes: ${(error as Error).message}`);
+      }
+      const issued = await withService(env, (service) => service.issue(name, scopes));
+      if (values.json) {
+        io.out(JSON.stringify({ ...viewJson(issued.client), key: issued.key }));
+      } else {
+        io.out(
+          `created API client ${issued.client.id} (${issued.client.name}), scopes: ${issued.client.scopes.join(', ')}\n` +
+            `key (shown only this once, it cannot be retrieved later):\n${issued.key}`,
+        );
+      }
+      return 0;
+    }
+    case 'list': {
+      const views = await withService(env, listAll);
+      io.out(values.json ? JSON.stringify(views.map(viewJson)) : table(views));
+      return 0;
+    }
+    case 'revoke': {
+      const id = rest[0];
+      if (!id || !UUID.test(id) || rest.length > 1) throw new UsageError('revoke <id>: one client id (uuid)');
+      const revoked = await withService(env, (service) => service.revoke(id.toLowerCase()));
+      if (!revoked) {
+        io.err(`no API client ${id}`);
+        return 1;
+      }
+      io.out(
+        `revoked API client ${revoked.id} (${revoked.name}) at ${revoked.revokedAt?.toISOString() ?? '?'}`,
+      );
+      return 0;
+    }
+    default:
+      throw new UsageError(`unknown command: ${command}`);
+  }
+}
+
+/**
+ * `npm run keys -- …`: the same database, pepper and hashing as the service. Exit codes: 0 done,
+ * 1 failed (no such client, database error), 2 usage or configuration error.
+ */
+export async function runKeysCommand(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<number> {
+  try {
+    return await run(argv, env, io);
+  } catch (error) {
+    if (error instanceof UsageError || (error as { code?: string }).code?.startsWith('ERR_PARSE_ARGS')) {
+      io.err(`${(error as Error).message}\n${KEYS_USAGE}`);
+      return 2;
+    }
+    if ((error as Error).name === 'ConfigValidationError') {
+      io.err((error as Error).message);
+      return 2;
+    }
+    // Driver errors can quote connection details; print the message only, never a stack or config.
+    io.err(`keys: ${error instanceof Error ? error.message : String(error)}`);
+    return 1;
+  }
+}

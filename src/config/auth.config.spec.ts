@@ -1,0 +1,79 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { AUTH_ENV_VARS, AuthConfig, DEVELOPMENT_API_KEY_PEPPER, loadAuthConfig } from './auth.config';
+import { ConfigValidationError } from './validate-env';
+
+function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
+  try {
+    loadAuthConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigValidationError) return error.problems;
+    throw error;
+  }
+  return [];
+}
+
+describe(AuthConfig.name, () => {
+  it('applies the documented defaults', () => {
+    const sut = loadAuthConfig({});
+    expect(sut).toMatchObject({
+      API_KEY_CACHE_TTL_MS: 2000,
+      METRICS_PUBLIC: true,
+      RATE_LIMIT_WINDOW_MS: 60_000,
+      RATE_LIMIT_DEFAULT: 600,
+      RATE_LIMIT_CATALOG_READ: 1200,
+      RATE_LIMIT_LISTINGS_WRITE: 120,
+      RATE_LIMIT_ORDERS_WRITE: 60,
+      RATE_LIMIT_TRANSACTIONS_WRITE: 120,
+      RATE_LIMIT_ADMIN: 120,
+      pepper: DEVELOPMENT_API_KEY_PEPPER,
+    });
+    expect(sut.BFF_BOOTSTRAP_API_KEY).toBeUndefined();
+  });
+
+  it('requires a real pepper in production, and never echoes it', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);
+    const short = problemsOf({ NODE_ENV: 'production', API_KEY_PEPPER: 'too-short-secret' });
+    expect(short).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);
+    expect(short.join()).not.toContain('too-short-secret');
+    expect(loadAuthConfig({ NODE_ENV: 'production', API_KEY_PEPPER: 'x'.repeat(32) }).pepper).toBe(
+      'x'.repeat(32),
+    );
+  });
+
+  it.each([
+    ['BFF_BOOTSTRAP_API_KEY', 'not-a-key'],
+    ['API_KEY_CACHE_TTL_MS', '5001'],
+    ['API_KEY_CACHE_TTL_MS', '-1'],
+    ['METRICS_PUBLIC', 'sometimes'],
+    ['RATE_LIMIT_WINDOW_MS', '0'],
+    ['RATE_LIMIT_ADMIN', 'many'],
+    ['RATE_LIMIT_ORDERS_WRITE', '1.5'],
+  ])('rejects %s=%s and names the variable', (name, value) => {
+    const problems = problemsOf({ [name]: value });
+    expect(problems.some((p) => p.startsWith(`${name}:`))).toBe(true);
+  });
+
+  it('never echoes a rejected value', () => {
+    const secretish = 'trb_live_not-quite-a-key-value';
+    expect(
+      problemsOf({ BFF_BOOTSTRAP_API_KEY: secretish, RATE_LIMIT_ADMIN: 'many-many' }).join('\n'),
+    ).not.toMatch(/not-quite|many-many/);
+  });
+
+  it('carries only its own variables (no other secret rides along on the instance)', () => {
+    const sut = loadAuthConfig({ UPSTREAM_API_KEY: 'other-secret', RATE_LIMIT_ADMIN: '7' });
+    expect(JSON.stringify(sut)).not.toContain('other-secret');
+    expect(sut.RATE_LIMIT_ADMIN).toBe(7);
+  });
+
+  it('.env.example documents every auth variable', () => {
+    const example = readFileSync('.env.example', 'utf8');
+    for (const name of AUTH_ENV_VARS) {
+      expect(example, `${name} missing from .env.example`).toMatch(new RegExp(`^#?\\s?${name}=`, 'm'));
+    }
+    // A variable added to the class but not to AUTH_ENV_VARS would never be read.
+    const declared = Object.keys(new AuthConfig()).filter((k) => k !== 'pepper');
+    expect(AUTH_ENV_VARS).toEqual(expect.arrayContaining(declared));
+  });
+});

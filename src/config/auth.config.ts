@@ -1,0 +1,129 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsInt,
+  IsOptional,
+  IsString,
+  Matches,
+  Max,
+  MaxLength,
+  Min,
+  MinLength,
+} from 'class-validator';
+import { ConfigValidationError, validateEnvClass } from './validate-env';
+
+const toBoolean = ({ value }: { value: unknown }): unknown => {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return value;
+};
+
+/**
+ * Used outside production when API_KEY_PEPPER is unset, so a fresh checkout (service and `npm run
+ * keys`) agree without configuration. Production refuses to start without a real pepper.
+ */
+export const DEVELOPMENT_API_KEY_PEPPER = 'ticket-resale-bff-development-pepper-not-for-production';
+
+/** Same shape as API_KEY_PATTERN in src/auth/api-key.ts (config must not import feature modules). */
+const API_KEY_SHAPE = /^trb_live_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}$/;
+
+function limit(name: string, max = 1_000_000): PropertyDecorator {
+  const message = `${name} must be an integer from 1 to ${max}`;
+  return (target, key) => {
+    Type(() => Number)(target, key);
+    IsInt({ message })(target, key);
+    Min(1, { message })(target, key);
+    Max(max, { message })(target, key);
+  };
+}
+
+/**
+ * Environment variables of the `auth/` module (API keys, scopes, rate limits). Documented in
+ * `.env.example` next to the service's other variables; a unit test keeps the two in step.
+ */
+export class AuthConfig {
+  /** HMAC key for stored key hashes. Secret; required in production (>= 32 characters). */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'API_KEY_PEPPER must be at least 32 characters' })
+  @MaxLength(512, { message: 'API_KEY_PEPPER must be at most 512 characters' })
+  API_KEY_PEPPER?: string;
+
+  /** Registered as an admin client at startup when no client has it yet. Must be a well-formed key. */
+  @IsOptional()
+  @Matches(API_KEY_SHAPE, {
+    message: 'BFF_BOOTSTRAP_API_KEY must be a key in the trb_live_<43 base62>_<6 base62> format',
+  })
+  BFF_BOOTSTRAP_API_KEY?: string;
+
+  /** How long a verified key is trusted without re-reading its row (revocation delay), 0..5000 ms. */
+  @Type(() => Number)
+  @IsInt({ message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
+  @Min(0, { message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
+  @Max(5000, { message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
+  API_KEY_CACHE_TTL_MS = 2000;
+
+  /** `GET /metrics` without a key (true) or with the `admin` scope only (false). */
+  @Transform(toBoolean)
+  @IsBoolean({ message: 'METRICS_PUBLIC must be true or false' })
+  METRICS_PUBLIC = true;
+
+  @limit('RATE_LIMIT_WINDOW_MS', 3_600_000)
+  RATE_LIMIT_WINDOW_MS = 60_000;
+
+  /** Per client and window, routes that need only a valid key (`GET /v1/me`). */
+  @limit('RATE_LIMIT_DEFAULT')
+  RATE_LIMIT_DEFAULT = 600;
+
+  @limit('RATE_LIMIT_CATALOG_READ')
+  RATE_LIMIT_CATALOG_READ = 1200;
+
+  @limit('RATE_LIMIT_LISTINGS_WRITE')
+  RATE_LIMIT_LISTINGS_WRITE = 120;
+
+  @limit('RATE_LIMIT_ORDERS_WRITE')
+  RATE_LIMIT_ORDERS_WRITE = 60;
+
+  @limit('RATE_LIMIT_TRANSACTIONS_WRITE')
+  RATE_LIMIT_TRANSACTIONS_WRITE = 120;
+
+  @limit('RATE_LIMIT_ADMIN')
+  RATE_LIMIT_ADMIN = 120;
+
+  /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper outside production. */
+  pepper = '';
+}
+
+/** Every variable AuthConfig reads (`.env.example` documents each one; a unit test checks). */
+export const AUTH_ENV_VARS = [
+  'API_KEY_PEPPER',
+  'BFF_BOOTSTRAP_API_KEY',
+  'API_KEY_CACHE_TTL_MS',
+  'METRICS_PUBLIC',
+  'RATE_LIMIT_WINDOW_MS',
+  'RATE_LIMIT_DEFAULT',
+  'RATE_LIMIT_CATALOG_READ',
+  'RATE_LIMIT_LISTINGS_WRITE',
+  'RATE_LIMIT_ORDERS_WRITE',
+  'RATE_LIMIT_TRANSACTIONS_WRITE',
+  'RATE_LIMIT_ADMIN',
+] as const;
+
+/**
+ * Reads and validates the auth variables once (throws ConfigValidationError naming every bad one).
+ * `NODE_ENV` is read from the same environment: production requires API_KEY_PEPPER.
+ */
+export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
+  // Only this module's variables reach the instance: the rest of the environment (other secrets
+  // included) must not ride along on a config object that might be logged or inspected.
+  const own = Object.fromEntries(AUTH_ENV_VARS.map((name) => [name, env[name]]));
+  const config = validateEnvClass(AuthConfig, own);
+  const production = env.NODE_ENV === 'production';
+  if (production && !config.API_KEY_PEPPER) {
+    throw new ConfigValidationError([
+      'API_KEY_PEPPER: required when NODE_ENV=production (a random secret of at least 32 characters)',
+    ]);
+  }
+  config.pepper = config.API_KEY_PEPPER ?? DEVELOPMENT_API_KEY_PEPPER;
+  return config;
+}

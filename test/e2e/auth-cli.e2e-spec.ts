@@ -1,0 +1,181 @@
+import { spawn } from 'node:child_process';
+import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { API_KEY_PATTERN } from '../../src/auth/api-key';
+import { bearer, startAuthTestApp } from '../support/auth-helpers';
+import { isRunning, postmasterPid, spawnService, waitForExit } from '../support/service-process';
+import type { TestApp } from '../support/test-app';
+
+interface CliResult {
+  code: number | null;
+  stdout: string;
+  stderr: string;
+}
+
+/** `node dist/src/auth/keys.cli.js …` (dist is built by the integration global setup). */
+function keysCli(args: string[], env: Record<string, string>): Promise<CliResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['dist/src/auth/keys.cli.js', ...args], {
+      env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`keys ${args.join(' ')} timed out:\n${stdout}\n${stderr}`));
+    }, 60_000);
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+function keyIn(text: string): string {
+  const key = text.split(/\s+/).find((w) => API_KEY_PATTERN.test(w));
+  if (!key) throw new Error(`no key in output:\n${text}`);
+  return key;
+}
+
+async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check()) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
+}
+
+describe('npm run keys against DATABASE_URL (e2e)', () => {
+  let t: TestApp;
+  let env: Record<string, string>;
+  beforeAll(async () => {
+    t = await startAuthTestApp();
+    env = { NODE_ENV: 'test', DATABASE_URL: t.databaseUrl };
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+  const http = () => request(t.app.getHttpServer());
+
+  it('create prints a key once that works on GET /v1/me; revoke makes it 401 within the cache time', async () => {
+    const created = await keysCli(
+      ['create', '--name', 'cli-made', '--scopes', 'catalog:read,orders:write'],
+      env,
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    const key = keyIn(created.stdout);
+    const me = await http().get('/v1/me').set(bearer(key)).expect(200);
+    expect(me.body).toMatchObject({ name: 'cli-made', scopes: ['catalog:read', 'orders:write'] });
+
+    const listed = await keysCli(['list', '--json'], env);
+    expect(listed.code).toBe(0);
+    expect(listed.stdout).not.toContain(key);
+    const rows = JSON.parse(listed.stdout) as { id: string; name: string; keyPrefix: string }[];
+    const row = rows.find((r) => r.id === me.body.id);
+    expect(row).toMatchObject({ name: 'cli-made', keyPrefix: key.slice(0, 19) });
+
+    const revoked = await keysCli(['revoke', me.body.id as string], env);
+    expect(revoked.code).toBe(0);
+    // The key was verified (and cached) just above: the documented bound is API_KEY_CACHE_TTL_MS <= 5 s.
+    const waited = await until(
+      async () => (await http().get('/v1/me').set(bearer(key))).status === 401,
+      5000,
+    );
+    expect(waited).toBeLessThanOrEqual(5000);
+  });
+
+  it.each([
+    ['no command', 2, []],
+    ['unknown command', 2, ['destroy']],
+    ['create without a name', 2, ['create', '--scopes', 'admin']],
+    ['create with an unknown scope', 2, ['create', '--name', 'x', '--scopes', 'root']],
+    ['revoke without an id', 2, ['revoke']],
+    ['revoke of an unknown id', 1, ['revoke', '00000000-0000-4000-8000-000000000000']],
+  ])('%s exits %i without printing a key', async (_name, code, args) => {
+    const result = await keysCli(args, env);
+    expect(result.code).toBe(code);
+    expect(`${result.stdout}${result.stderr}`).not.toMatch(/trb_live_[0-9A-Za-z]{43}_/);
+  });
+
+  it('generate prints a well-formed key and stores nothing', async () => {
+    const result = await keysCli(['generate'], {});
+    expect(result.code).toBe(0);
+    expect(result.stdout.trim()).toMatch(API_KEY_PATTERN);
+  });
+});
+
+describe('npm run keys with the embedded database, service running or not (e2e)', () => {
+  let dataDir: string;
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), 'bff-keys-'));
+    await chmod(dataDir, 0o755);
+  });
+  afterAll(async () => {
+    const pid = await postmasterPid(join(dataDir, 'postgres'));
+    if (pid) process.kill(pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+
+  it('demo key on first start; CLI attaches to the running cluster; CLI alone starts and stops it', async () => {
+    const env = { DATA_DIR: dataDir };
+    const service = await spawnService(env);
+    try {
+      // Demo admin key: printed once as a plain line, saved 0600, never in a JSON log line.
+      const demoFile = join(dataDir, 'demo-api-key');
+      const demoKey = (await readFile(demoFile, 'utf8')).trim();
+      expect(demoKey).toMatch(API_KEY_PATTERN);
+      expect((await stat(demoFile)).mode & 0o777).toBe(0o600);
+      const lines = service.output().split('\n');
+      expect(lines.filter((l) => l.includes(demoKey))).toHaveLength(1);
+      expect(lines.filter((l) => l.startsWith('{')).some((l) => l.includes(demoKey))).toBe(false);
+      const demoMe = await fetch(`${service.url}/v1/me`, { headers: bearer(demoKey) });
+      expect(await demoMe.json()).toMatchObject({ name: 'demo', scopes: ['admin'] });
+
+      const pgPid = await postmasterPid(join(dataDir, 'postgres'));
+      const created = await keysCli(['create', '--name', 'while-running', '--scopes', 'catalog:read'], env);
+      expect(created.code).toBe(0);
+      const key = keyIn(created.stdout);
+      const me = await fetch(`${service.url}/v1/me`, { headers: bearer(key) });
+      expect(me.status).toBe(200);
+      const { id } = (await me.json()) as { id: string };
+      // The CLI connected to the service's cluster: same postmaster, service still ready.
+      expect(await postmasterPid(join(dataDir, 'postgres'))).toBe(pgPid);
+      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+
+      expect((await keysCli(['revoke', id], env)).code).toBe(0);
+      await until(
+        async () => (await fetch(`${service.url}/v1/me`, { headers: bearer(key) })).status === 401,
+        5000,
+      );
+      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+    } finally {
+      service.child.kill('SIGTERM');
+      expect(await waitForExit(service.child, 10_000)).toBe(0);
+    }
+
+    // Service stopped: the CLI starts the cluster for itself and stops it again.
+    const listed = await keysCli(['list', '--json'], env);
+    expect(listed.code).toBe(0);
+    const names = (JSON.parse(listed.stdout) as { name: string }[]).map((r) => r.name).sort();
+    expect(names).toEqual(['demo', 'while-running']);
+    const leftover = await postmasterPid(join(dataDir, 'postgres'));
+    expect(leftover === null || !isRunning(leftover)).toBe(true);
+
+    // A second start does not print (or replace) the demo key.
+    const again = await spawnService(env);
+    try {
+      expect(again.output()).not.toContain('Demo admin API key');
+    } finally {
+      again.child.kill('SIGTERM');
+      expect(await waitForExit(again.child, 10_000)).toBe(0);
+    }
+  });
+});

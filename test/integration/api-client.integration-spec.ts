@@ -1,0 +1,115 @@
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inject } from 'vitest';
+import { generateApiKey, hashApiKey } from '../../src/auth/api-key';
+import { ApiClientEntity } from '../../src/auth/api-client.entity';
+import { ApiClientRepository } from '../../src/auth/api-client.repository';
+import { ApiClientsService } from '../../src/auth/api-clients.service';
+import { buildDataSourceOptions } from '../../src/database/data-source';
+import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+
+const PEPPER = 'integration-test-pepper-0123456789abcdef';
+
+describe(ApiClientRepository.name, () => {
+  let adminUrl: string;
+  let databaseUrl: string;
+  let dataSource: DataSource;
+  let sut: ApiClientsService;
+  beforeAll(async () => {
+    adminUrl = inject('databaseAdminUrl');
+    databaseUrl = await createDatabaseFromTemplate(adminUrl);
+    dataSource = new DataSource({
+      ...buildDataSourceOptions({ url: databaseUrl, poolSize: 2 }),
+      entities: [ApiClientEntity],
+    });
+    await dataSource.initialize();
+    sut = new ApiClientsService(new ApiClientRepository(dataSource), PEPPER);
+  });
+  afterAll(async () => {
+    await dataSource.destroy();
+    await dropDatabase(adminUrl, databaseUrl);
+  });
+
+  it('stores name, prefix, HMAC and scopes; the key itself is in no column', async () => {
+    const { key, client } = await sut.issue('stored', ['catalog:read', 'orders:write']);
+    const [row] = await dataSource.query<Record<string, unknown>[]>(
+      'SELECT * FROM api_clients WHERE id = $1',
+      [client.id],
+    );
+    expect(row).toMatchObject({
+      name: 'stored',
+      key_prefix: key.slice(0, 19),
+      scopes: ['catalog:read', 'orders:write'],
+      created_by: null,
+      revoked_at: null,
+    });
+    expect((row.key_hash as Buffer).equals(hashApiKey(PEPPER, key))).toBe(true);
+    const asText = JSON.stringify({ ...row, key_hash: (row.key_hash as Buffer).toString('latin1') });
+    expect(asText).not.toContain(key);
+    expect(asText).not.toContain(key.slice(19));
+  });
+
+  it('verifies, then refuses after revocation; revoking twice keeps the first time', async () => {
+    const { key, client } = await sut.issue('revocable', ['admin']);
+    expect((await sut.verify(key)).ok).toBe(true);
+    const first = await sut.revoke(client.id);
+    expect(first?.revokedAt).toBeInstanceOf(Date);
+    const second = await sut.revoke(client.id);
+    expect(second?.revokedAt?.getTime()).toBe(first?.revokedAt?.getTime());
+    expect(await sut.verify(key)).toEqual({ ok: false, reason: 'revoked' });
+  });
+
+  it('enforces unique prefixes and hashes, non-empty scopes and bounded names in SQL', async () => {
+    const key = generateApiKey();
+    await sut.registerExisting(key, 'once', ['admin']);
+    const repo = new ApiClientRepository(dataSource);
+    const dup = {
+      name: 'dup',
+      keyPrefix: key.slice(0, 19),
+      keyHash: hashApiKey(PEPPER, generateApiKey()),
+      scopes: ['admin' as const],
+      createdBy: null,
+    };
+    await expect(repo.insert(dup)).rejects.toMatchObject({ code: '23505' });
+    const base = {
+      keyPrefix: generateApiKey().slice(0, 19),
+      keyHash: hashApiKey(PEPPER, generateApiKey()),
+      createdBy: null,
+    };
+    await expect(repo.insert({ ...base, name: 'none', scopes: [] })).rejects.toMatchObject({ code: '23514' });
+    await expect(repo.insert({ ...base, name: 'n'.repeat(101), scopes: ['admin'] })).rejects.toMatchObject({
+      code: '23514',
+    });
+    await expect(
+      repo.insert({ ...base, name: 'short hash', scopes: ['admin'], keyHash: Buffer.alloc(8) }),
+    ).rejects.toMatchObject({
+      code: '23514',
+    });
+  });
+
+  it('lists by issuer, newest first, with a keyset position that skips nothing', async () => {
+    const admin = await sut.issue('issuer', ['admin']);
+    const ids: string[] = [];
+    for (let i = 0; i < 7; i++)
+      ids.push((await sut.issue(`child-${i}`, ['catalog:read'], admin.client.id)).client.id);
+    const seen: string[] = [];
+    let after: { createdAt: Date; id: string } | undefined;
+    for (;;) {
+      const page = await sut.list(3, { createdBy: admin.client.id, after });
+      seen.push(...page.map((c) => c.id));
+      const last = page.at(-1);
+      if (page.length < 3 || !last) break;
+      after = { createdAt: last.createdAt, id: last.id };
+    }
+    expect(seen).toEqual(ids.toReversed());
+    expect(await sut.get(ids[0], admin.client.id)).not.toBeNull();
+    expect(await sut.get(ids[0], ids[1])).toBeNull();
+    expect(await sut.revoke(ids[0], ids[1])).toBeNull();
+  });
+
+  it('records last use', async () => {
+    const { client } = await sut.issue('used', ['catalog:read']);
+    await sut.touchLastUsed(client.id);
+    expect((await sut.get(client.id))?.lastUsedAt).toBeInstanceOf(Date);
+  });
+});

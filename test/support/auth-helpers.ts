@@ -1,0 +1,139 @@
+import { randomBytes } from 'node:crypto';
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
+import { ModulesContainer, Reflector } from '@nestjs/core';
+import type { NestFastifyApplication } from '@nestjs/platform-fastify';
+import { inject } from 'vitest';
+import { createApp, type CreateAppOptions } from '../../src/app.factory';
+import { declaredPolicy, type AccessPolicy } from '../../src/auth/access.decorators';
+import { ApiClientsService } from '../../src/auth/api-clients.service';
+import type { Scope } from '../../src/auth/scopes';
+import { loadAppConfig } from '../../src/config/app.config';
+import { loadAuthConfig } from '../../src/config/auth.config';
+import { LogCapture, type TestApp } from './test-app';
+import { createDatabaseFromTemplate, dropDatabase } from './test-database';
+
+export interface AuthTestAppOptions {
+  /** Test-only modules mounted next to the real ones (e.g. an owned-resource fixture). */
+  extraModules?: CreateAppOptions['extraModules'];
+}
+
+/**
+ * Like startTestApp, but `env` also configures the auth module (AuthConfig: bootstrap key, rate
+ * limits, cache TTL, METRICS_PUBLIC…). Own migrated database copy, logs captured.
+ */
+export async function startAuthTestApp(
+  env: Record<string, string> = {},
+  options: AuthTestAppOptions = {},
+): Promise<TestApp> {
+  const adminUrl = inject('databaseAdminUrl');
+  const databaseUrl = await createDatabaseFromTemplate(adminUrl);
+  const fullEnv = { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl };
+  const config = loadAppConfig(fullEnv);
+  const authConfig = loadAuthConfig(fullEnv);
+  const logs = new LogCapture();
+  const { app } = await createApp({
+    config,
+    authConfig,
+    databaseUrl,
+    logDestination: logs,
+    extraModules: options.extraModules,
+  });
+  await app.getHttpAdapter().getInstance().ready();
+  return {
+    app,
+    logs,
+    databaseUrl,
+    async close() {
+      await app.close();
+      await dropDatabase(adminUrl, databaseUrl);
+    },
+  };
+}
+
+export interface TestClient {
+  id: string;
+  name: string;
+  key: string;
+  scopes: Scope[];
+}
+
+/** Issues a real key through the app's own service (as the CLI would). */
+export async function issueTestKey(
+  app: NestFastifyApplication,
+  scopes: Scope[],
+  name = `test-client-${randomBytes(4).toString('hex')}`,
+): Promise<TestClient> {
+  const issued = await app.get(ApiClientsService).issue(name, scopes);
+  return { id: issued.client.id, name, key: issued.key, scopes };
+}
+
+export function bearer(key: string): Record<string, string> {
+  return { authorization: `Bearer ${key}` };
+}
+
+export interface NestRoute {
+  method: string;
+  /** Fastify path template, e.g. `/v1/admin/api-clients/:id`. */
+  path: string;
+  controller: string;
+  handler: string;
+  policy: AccessPolicy | undefined;
+}
+
+function joinPath(...parts: (string | undefined)[]): string {
+  const joined = parts
+    .flatMap((p) => (p ?? '').split('/'))
+    .filter(Boolean)
+    .join('/');
+  return `/${joined}`;
+}
+
+/** Every route the Nest router registered (walks every module's controllers and their handlers). */
+export function nestRoutes(app: NestFastifyApplication): NestRoute[] {
+  const reflector = new Reflector();
+  const routes: NestRoute[] = [];
+  for (const module of app.get(ModulesContainer).values()) {
+    for (const wrapper of module.controllers.values()) {
+      const controller = wrapper.metatype as (new (...args: never[]) => unknown) | null;
+      if (!controller) continue;
+      const base = Reflect.getMetadata(PATH_METADATA, controller) as string | string[] | undefined;
+      const proto = controller.prototype as Record<string, unknown>;
+      for (const name of Object.getOwnPropertyNames(proto)) {
+        const handler = proto[name];
+        if (name === 'constructor' || typeof handler !== 'function') continue;
+        const method = Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod | undefined;
+        if (method === undefined) continue;
+        const sub = Reflect.getMetadata(PATH_METADATA, handler) as string | string[] | undefined;
+        for (const b of [base ?? ''].flat()) {
+          for (const p of [sub ?? ''].flat()) {
+            routes.push({
+              method: RequestMethod[method],
+              path: joinPath(b, p),
+              controller: controller.name,
+              handler: name,
+              policy: declaredPolicy(reflector, handler, controller),
+            });
+          }
+        }
+      }
+    }
+  }
+  return routes;
+}
+
+/** Fastify's own route table (every route, Nest's or not), rebuilt from printRoutes(). */
+export function fastifyRoutes(app: NestFastifyApplication): { path: string; methods: string[] }[] {
+  const text = app.getHttpAdapter().getInstance().printRoutes({ commonPrefix: false });
+  const stack: string[] = [];
+  const out: { path: string; methods: string[] }[] = [];
+  for (const line of text.split('\n')) {
+    const match = /^([│ ]*)[├└]── (\S+)(?: \(([A-Z, ]+)\))?$/u.exec(line);
+    if (!match) continue;
+    const depth = match[1].length / 4;
+    stack.length = depth;
+    stack.push(match[2]);
+    if (match[3]) out.push({ path: stack.join('').replace(/\/{2,}/g, '/'), methods: match[3].split(', ') });
+  }
+  return out;
+}
