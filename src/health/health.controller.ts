@@ -1,4 +1,4 @@
-import { Controller, Get } from '@nestjs/common';
+import { Controller, Get, Optional } from '@nestjs/common';
 import { ApiOperation, ApiServiceUnavailableResponse, ApiTags } from '@nestjs/swagger';
 import {
   HealthCheck,
@@ -7,6 +7,7 @@ import {
   type HealthCheckResult,
 } from '@nestjs/terminus';
 import { AppConfig } from '../config/app.config';
+import { UpstreamHealthIndicator } from '../upstream/upstream.health';
 import { MigrationsHealthIndicator } from './migrations.health';
 
 @ApiTags('operations')
@@ -17,6 +18,8 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly migrations: MigrationsHealthIndicator,
     private readonly config: AppConfig,
+    /** Provided by the global UpstreamModule; absent (skipped) while the app runs without it. */
+    @Optional() private readonly upstream?: UpstreamHealthIndicator,
   ) {}
 
   @Get('live')
@@ -27,13 +30,15 @@ export class HealthController {
 
   @Get('ready')
   @HealthCheck()
-  @ApiOperation({ summary: 'Readiness: database reachable and all migrations applied' })
+  @ApiOperation({ summary: 'Readiness: database reachable, all migrations applied, upstream key accepted' })
   @ApiServiceUnavailableResponse({ description: 'A dependency is down; the body names which one' })
   ready(): Promise<HealthCheckResult> {
     const timeout = this.config.HEALTH_CHECK_TIMEOUT_MS;
+    const upstream = this.upstream;
     return this.health.check([
       () => this.db.pingCheck('database').withTimeout(timeout),
       () => this.migrations.check('migrations', timeout),
+      ...(upstream ? [() => upstream.check('upstream', timeout)] : []),
     ]);
   }
 }

@@ -1,0 +1,191 @@
+import { Transform, Type } from 'class-transformer';
+import {
+  IsBoolean,
+  IsIn,
+  IsInt,
+  IsString,
+  Matches,
+  Max,
+  Min,
+  registerDecorator,
+  type ValidationArguments,
+} from 'class-validator';
+import { validateEnvClass } from './validate-env';
+
+export const UPSTREAM_ENVIRONMENTS = ['sandbox', 'production'] as const;
+export type UpstreamEnvironment = (typeof UPSTREAM_ENVIRONMENTS)[number];
+
+const LOOPBACK_HOST = /^https?:\/\/(127\.0\.0\.1|localhost|\[::1\])(:\d+)?(\/|$)/i;
+
+const KEY_FORMAT = /^[\x21-\x7e]{1,512}$/;
+
+/**
+ * The key is required whenever a real upstream is addressed or money is real, and must be a plain header
+ * token. One validator for both, so the message says which; it never includes the value.
+ */
+function ValidUpstreamApiKey(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'validUpstreamApiKey',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: (args: ValidationArguments) =>
+          args.value === undefined
+            ? 'UPSTREAM_API_KEY must be set when UPSTREAM_ENVIRONMENT=production or UPSTREAM_BASE_URL is set ' +
+              '(the in-process sandbox is only used when both are unset)'
+            : 'UPSTREAM_API_KEY must be 1 to 512 printable ASCII characters without spaces',
+      },
+      validator: {
+        validate(value: unknown, args: ValidationArguments): boolean {
+          const cfg = args.object as UpstreamConfig;
+          if (value === undefined) {
+            return cfg.UPSTREAM_ENVIRONMENT !== 'production' && cfg.UPSTREAM_BASE_URL === undefined;
+          }
+          return typeof value === 'string' && KEY_FORMAT.test(value);
+        },
+      },
+    });
+}
+
+const URL_FORMAT = /^https?:\/\/[^\s/?#]+(\/[^\s?#]*)?$/;
+
+/** Optional in sandbox (unset = in-process sandbox); required and https (or loopback) in production. */
+function ValidUpstreamBaseUrl(): PropertyDecorator {
+  return (target, propertyName) =>
+    registerDecorator({
+      name: 'validUpstreamBaseUrl',
+      target: target.constructor,
+      propertyName: propertyName as string,
+      options: {
+        message: (args: ValidationArguments) =>
+          args.value === undefined
+            ? 'UPSTREAM_BASE_URL must be set when UPSTREAM_ENVIRONMENT=production (no in-process sandbox for real money)'
+            : 'UPSTREAM_BASE_URL must be an http(s) URL without query or fragment; https:// in production ' +
+              '(plain http only for a loopback host)',
+      },
+      validator: {
+        validate(value: unknown, args: ValidationArguments): boolean {
+          const production = (args.object as UpstreamConfig).UPSTREAM_ENVIRONMENT === 'production';
+          if (value === undefined) return !production;
+          if (typeof value !== 'string' || !URL_FORMAT.test(value)) return false;
+          return !production || value.startsWith('https://') || LOOPBACK_HOST.test(value);
+        },
+      },
+    });
+}
+
+const int = (name: string, min: number, max: number): PropertyDecorator[] => {
+  const message = `${name} must be an integer from ${min} to ${max}`;
+  return [Type(() => Number), IsInt({ message }), Min(min, { message }), Max(max, { message })];
+};
+const apply =
+  (decorators: PropertyDecorator[]): PropertyDecorator =>
+  (target, key) => {
+    for (const d of decorators) d(target, key);
+  };
+const Int = (name: string, min: number, max: number): PropertyDecorator => apply(int(name, min, max));
+const Path = (name: string): PropertyDecorator =>
+  apply([
+    IsString(),
+    Matches(/^\/[A-Za-z0-9._~\-/]*$/, { message: `${name} must be an absolute path like /a/b` }),
+  ]);
+
+/**
+ * Upstream API configuration (docs/upstream-client.md). Separate from AppConfig because the in-process
+ * sandbox decision happens before the module graph exists; main.ts resolves base URL and key from it.
+ */
+export class UpstreamConfig {
+  /** Unset: main.ts starts the in-process sandbox and passes its URL and documented sandbox key. */
+  @ValidUpstreamBaseUrl()
+  UPSTREAM_BASE_URL?: string;
+
+  @ValidUpstreamApiKey()
+  UPSTREAM_API_KEY?: string;
+
+  @IsIn(UPSTREAM_ENVIRONMENTS, { message: 'UPSTREAM_ENVIRONMENT must be sandbox or production' })
+  UPSTREAM_ENVIRONMENT: UpstreamEnvironment = 'sandbox';
+
+  @Int('UPSTREAM_READ_TIMEOUT_MS', 50, 120_000)
+  UPSTREAM_READ_TIMEOUT_MS = 5_000;
+
+  @Int('UPSTREAM_SIGN_TIMEOUT_MS', 50, 120_000)
+  UPSTREAM_SIGN_TIMEOUT_MS = 10_000;
+
+  @Int('UPSTREAM_SUBMIT_TIMEOUT_MS', 50, 120_000)
+  UPSTREAM_SUBMIT_TIMEOUT_MS = 15_000;
+
+  @Int('UPSTREAM_DEADLINE_MS', 100, 600_000)
+  UPSTREAM_DEADLINE_MS = 30_000;
+
+  @Int('UPSTREAM_MAX_ATTEMPTS', 1, 10)
+  UPSTREAM_MAX_ATTEMPTS = 4;
+
+  @Int('UPSTREAM_BACKOFF_BASE_MS', 1, 60_000)
+  UPSTREAM_BACKOFF_BASE_MS = 200;
+
+  @Int('UPSTREAM_BACKOFF_MAX_MS', 1, 300_000)
+  UPSTREAM_BACKOFF_MAX_MS = 5_000;
+
+  @Int('UPSTREAM_RETRY_AFTER_CAP_MS', 0, 600_000)
+  UPSTREAM_RETRY_AFTER_CAP_MS = 30_000;
+
+  @Int('UPSTREAM_BREAKER_THRESHOLD', 1, 1_000)
+  UPSTREAM_BREAKER_THRESHOLD = 10;
+
+  @Int('UPSTREAM_BREAKER_HALF_OPEN_MS', 100, 600_000)
+  UPSTREAM_BREAKER_HALF_OPEN_MS = 10_000;
+
+  @Int('UPSTREAM_MAX_CONCURRENCY', 1, 1_024)
+  UPSTREAM_MAX_CONCURRENCY = 16;
+
+  @Int('UPSTREAM_MAX_QUEUE', 0, 100_000)
+  UPSTREAM_MAX_QUEUE = 1_000;
+
+  @Int('UPSTREAM_RATE_LIMIT_RPS', 1, 10_000)
+  UPSTREAM_RATE_LIMIT_RPS = 50;
+
+  @Int('UPSTREAM_RATE_LIMIT_MIN_RPS', 1, 10_000)
+  UPSTREAM_RATE_LIMIT_MIN_RPS = 1;
+
+  @Int('UPSTREAM_KEY_CHECK_TTL_MS', 0, 3_600_000)
+  UPSTREAM_KEY_CHECK_TTL_MS = 30_000;
+
+  /** Readiness fails on key problems (401/403) always; on an unreachable upstream only when true. */
+  @Transform(({ value }: { value: unknown }) =>
+    value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value,
+  )
+  @IsBoolean({ message: 'UPSTREAM_READY_REQUIRES_REACHABLE must be true or false' })
+  UPSTREAM_READY_REQUIRES_REACHABLE = false;
+
+  @Int('UPSTREAM_PAGE_LIMIT', 1, 10_000)
+  UPSTREAM_PAGE_LIMIT = 100;
+
+  @Path('UPSTREAM_ACTIVE_LISTINGS_PATH')
+  UPSTREAM_ACTIVE_LISTINGS_PATH = '/indexer/listings/active';
+
+  @Path('UPSTREAM_PROTOCOL_CONFIG_PATH')
+  UPSTREAM_PROTOCOL_CONFIG_PATH = '/indexer/protocol-config';
+
+  @Path('UPSTREAM_PURCHASE_STATUS_PATH')
+  UPSTREAM_PURCHASE_STATUS_PATH = '/claim_wallets/purchase-status';
+
+  @IsString()
+  @Matches(/^[A-Za-z0-9._~-]{1,64}$/, {
+    message: 'UPSTREAM_PURCHASE_STATUS_KEY_PARAM must be a query parameter name',
+  })
+  UPSTREAM_PURCHASE_STATUS_KEY_PARAM = 'idempotency-key';
+
+  /** True when main.ts must start the in-process sandbox (no upstream address configured). */
+  get usesInProcessSandbox(): boolean {
+    return this.UPSTREAM_BASE_URL === undefined;
+  }
+}
+
+/**
+ * Reads and validates the upstream variables once. Throws ConfigValidationError naming every bad variable
+ * (never echoing a value: UPSTREAM_API_KEY may be the bad one).
+ */
+export function loadUpstreamConfig(env: NodeJS.ProcessEnv = process.env): UpstreamConfig {
+  return validateEnvClass(UpstreamConfig, env);
+}

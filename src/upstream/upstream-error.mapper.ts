@@ -1,0 +1,55 @@
+import { AppError, type ErrorCode } from '../common/app-error';
+import type { UpstreamError, UpstreamErrorCode } from './upstream.error';
+
+const DEFAULTS: Record<UpstreamErrorCode, { code: ErrorCode; message: string }> = {
+  UNAVAILABLE: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The ticketing upstream is unavailable; try again later',
+  },
+  TIMEOUT: {
+    code: 'UPSTREAM_TIMEOUT',
+    message: 'The ticketing upstream did not answer in time; the outcome is unknown',
+  },
+  RATE_LIMITED: {
+    code: 'SERVICE_UNAVAILABLE',
+    message: 'The ticketing upstream is busy; retry after the given delay',
+  },
+  // Our key's problem, not the caller's: say little (no key, no environment detail).
+  UNAUTHORIZED: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The ticketing upstream is not reachable with the configured credentials',
+  },
+  FORBIDDEN: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The ticketing upstream refused this operation for the configured credentials',
+  },
+  BAD_RESPONSE: { code: 'UPSTREAM_UNAVAILABLE', message: 'The ticketing upstream sent an unexpected answer' },
+  REJECTED: { code: 'BAD_REQUEST', message: 'The ticketing upstream rejected the request' },
+  NOT_FOUND: { code: 'NOT_FOUND', message: 'Not found upstream' },
+  CONFLICT: { code: 'CONFLICT', message: 'The ticketing upstream reported a conflict' },
+};
+
+/** Rate-limited without a Retry-After: tell our caller to come back in a few seconds. */
+const DEFAULT_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Maps an UpstreamError to the service's AppError for feature modules (the global filter then picks the
+ * HTTP status). Messages are fixed, safe texts: no upstream body, key or URL reaches our callers.
+ * `overrides` lets a feature say what a code means in its context (e.g. NOT_FOUND → its own code).
+ */
+export function upstreamToAppError(
+  error: UpstreamError,
+  overrides: Partial<Record<UpstreamErrorCode, { code: ErrorCode; message: string }>> = {},
+): AppError {
+  const mapped = overrides[error.code] ?? DEFAULTS[error.code];
+  const retryAfter =
+    error.code === 'RATE_LIMITED'
+      ? Math.max(1, error.retryAfterSeconds ?? DEFAULT_RETRY_AFTER_SECONDS)
+      : undefined;
+  return new AppError(
+    mapped.code,
+    mapped.message,
+    { upstream: { operation: error.operation, code: error.code } },
+    retryAfter,
+  );
+}

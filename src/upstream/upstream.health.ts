@@ -1,0 +1,44 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { UpstreamClient } from './upstream.client';
+
+/**
+ * Readiness of the upstream key (contract 5.7): the cached verifyKey() verdict. A rejected key (401) or a
+ * key without read permission (403) makes the service not ready: an operator must fix UPSTREAM_API_KEY or
+ * UPSTREAM_ENVIRONMENT. An unreachable upstream is reported but keeps the service ready unless
+ * UPSTREAM_READY_REQUIRES_REACHABLE=true: browsing is served from the mirror, and pulling every replica out
+ * of the load balancer during an upstream outage would turn a partial outage into a full one.
+ */
+@Injectable()
+export class UpstreamHealthIndicator {
+  constructor(
+    private readonly client: UpstreamClient,
+    private readonly health: HealthIndicatorService,
+  ) {}
+
+  async check(key: string, timeoutMs: number) {
+    const indicator = this.health.check(key);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      const verdict = await Promise.race([this.client.verifyKeyCached(), timeout]);
+      const environment = this.client.environment;
+      if (verdict === 'timeout') {
+        const details = { environment, key: 'unverified', reason: 'key check still running (upstream slow)' };
+        return this.client.readinessRequiresReachable ? indicator.down(details) : indicator.up(details);
+      }
+      if (verdict.ok) return indicator.up({ environment, key: 'valid' });
+      const details = { environment, key: 'unverified', code: verdict.code, reason: verdict.reason };
+      if (verdict.code === 'UNAUTHORIZED' || verdict.code === 'FORBIDDEN') {
+        return indicator.down({ ...details, key: 'rejected' });
+      }
+      return this.client.readinessRequiresReachable
+        ? indicator.down(details)
+        : indicator.up({ ...details, reachable: false });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

@@ -1,0 +1,132 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo, Socket } from 'node:net';
+import { MetricsService } from '../../src/metrics/metrics.service';
+import { UpstreamClient } from '../../src/upstream/upstream.client';
+import type { UpstreamClock } from '../../src/upstream/upstream.clock';
+import type { UpstreamLogger } from '../../src/upstream/upstream.logger';
+import type { UpstreamOptions } from '../../src/upstream/upstream.options';
+
+/** Virtual time: sleeps return at once and move the clock; real time still passes underneath. */
+export interface VirtualClock extends UpstreamClock {
+  sleeps: number[];
+}
+
+export function virtualClock(): VirtualClock {
+  let offset = 0;
+  const sleeps: number[] = [];
+  return {
+    sleeps,
+    now: () => Date.now() + offset,
+    sleep: async (ms, signal) => {
+      if (signal?.aborted === true) throw new Error('aborted');
+      sleeps.push(ms);
+      offset += Math.max(0, ms);
+      await Promise.resolve();
+    },
+  };
+}
+
+export interface CapturedLogs extends UpstreamLogger {
+  lines: string[];
+}
+
+export function captureLogger(): CapturedLogs {
+  const lines: string[] = [];
+  const write = (level: string) => (obj: object, msg?: string) => {
+    lines.push(JSON.stringify({ level, msg, ...obj }));
+  };
+  return { lines, info: write('info'), warn: write('warn') };
+}
+
+export interface TestClient {
+  client: UpstreamClient;
+  clock: VirtualClock;
+  logs: CapturedLogs;
+  metrics: MetricsService;
+}
+
+/** A client with virtual time, captured logs, its own metrics registry and fast test-sized limits. */
+export function makeClient(
+  baseUrl: string,
+  apiKey: string,
+  overrides: Partial<UpstreamOptions> = {},
+): TestClient {
+  const clock = virtualClock();
+  const logs = captureLogger();
+  const metrics = new MetricsService();
+  const client = new UpstreamClient(
+    {
+      baseUrl,
+      apiKey,
+      environment: 'sandbox',
+      clock,
+      logger: logs,
+      random: () => 0.5,
+      timeouts: { readMs: 2_000, signMs: 2_000, submitMs: 2_000, deadlineMs: 20_000 },
+      retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000, retryAfterCapMs: 5_000 },
+      breaker: { consecutiveFailures: 50, halfOpenAfterMs: 60_000 },
+      ...overrides,
+    },
+    metrics,
+  );
+  return { client, clock, logs, metrics };
+}
+
+export type StubHandler = (req: IncomingMessage, res: ServerResponse, body: string, hit: number) => void;
+
+export interface StubServer {
+  url: string;
+  hits: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
+  openConnections(): number;
+  close(): Promise<void>;
+}
+
+/** A tiny loopback HTTP server whose handler decides every answer; records every request it sees. */
+export async function startStub(handler: StubHandler): Promise<StubServer> {
+  const hits: StubServer['hits'] = [];
+  const sockets = new Set<Socket>();
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
+      hits.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      handler(req, res, body, hits.length);
+    });
+  });
+  server.on('connection', (socket: Socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    hits,
+    openConnections: () => sockets.size,
+    close: async () => {
+      for (const socket of sockets) socket.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+export function json(
+  res: ServerResponse,
+  status: number,
+  body: unknown,
+  headers: Record<string, string> = {},
+): void {
+  const text = typeof body === 'string' ? body : JSON.stringify(body);
+  res.writeHead(status, { 'content-type': 'application/json', ...headers });
+  res.end(text);
+}
+
+/** Waits (real time, bounded) until `predicate` holds. */
+export async function eventually(predicate: () => boolean, timeoutMs = 2_000): Promise<void> {
+  const until = Date.now() + timeoutMs;
+  while (!predicate()) {
+    if (Date.now() > until) throw new Error('condition not reached in time');
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+}
