@@ -13,12 +13,15 @@ import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import { loadAuthConfig, type AuthConfig } from './config/auth.config';
 import { MetricsService } from './metrics/metrics.service';
+import type { UpstreamOptions } from './upstream/upstream.options';
 
 export interface CreateAppOptions {
   config: AppConfig;
   databaseUrl: string;
   /** Where JSON logs go (stdout by default); tests pass a capturing stream. */
   logDestination?: DestinationStream;
+  /** Resolved upstream address and key plus tuning; its logger defaults to a child of the app's. */
+  upstream: UpstreamOptions;
   /** Auth variables (main.ts: from the environment); default: AuthConfig defaults for NODE_ENV. */
   authConfig?: AuthConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
@@ -78,6 +81,10 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       logger,
       auth: options.authConfig ?? loadAuthConfig({ NODE_ENV: config.NODE_ENV }),
       extraModules: options.extraModules,
+      upstream: {
+        ...options.upstream,
+        logger: options.upstream.logger ?? logger.child({ module: 'upstream' }),
+      },
     }),
     adapter,
     { bufferLogs: true, abortOnError: false },

@@ -9,6 +9,8 @@ import type { AuthConfig } from './config/auth.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { UpstreamModule } from './upstream/upstream.module';
+import type { UpstreamOptions } from './upstream/upstream.options';
 
 export interface AppModuleOptions {
   config: AppConfig;
@@ -16,6 +18,8 @@ export interface AppModuleOptions {
   databaseUrl: string;
   logger: Logger;
   auth: AuthConfig;
+  /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
+  upstream: UpstreamOptions;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -49,6 +53,7 @@ export class AppModule {
           retryDelay: 1000,
         }),
         MetricsModule,
+        UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
         ...(options.extraModules ?? []),

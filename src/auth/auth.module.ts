@@ -13,7 +13,6 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthBootstrap } from './auth.bootstrap';
 import { AuthController } from './auth.controller';
 import { ClientThrottlerGuard } from './client-throttler.guard';
-import { declareFoundationRoutes } from './foundation-routes';
 
 /**
  * The service's own callers: API keys (hashed), the global access guard (authentication, scopes),
@@ -23,7 +22,6 @@ import { declareFoundationRoutes } from './foundation-routes';
 @Module({})
 export class AuthModule {
   static forRoot(config: AuthConfig): DynamicModule {
-    declareFoundationRoutes();
     return {
       module: AuthModule,
       global: true,

@@ -1,4 +1,9 @@
-import { BadRequestException, HttpException, NotFoundException } from '@nestjs/common';
+import {
+  BadRequestException,
+  HttpException,
+  NotFoundException,
+  ServiceUnavailableException,
+} from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
 import { AllExceptionsFilter, resolveError } from './all-exceptions.filter';
@@ -42,6 +47,22 @@ describe(AllExceptionsFilter.name, () => {
       const resolved = resolveError(error, routed);
       expect(resolved).toEqual({ status: 500, code: 'INTERNAL', message: 'Internal server error' });
     }
+  });
+
+  it('keeps a failed readiness report as a 503 naming what is down', () => {
+    const report = { status: 'error', info: {}, error: { upstream: { status: 'down' } }, details: {} };
+    expect(resolveError(new ServiceUnavailableException(report), routed)).toEqual({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'Not ready: upstream down',
+      details: report,
+    });
+    // Any other 503 keeps its status but not its text.
+    expect(resolveError(new ServiceUnavailableException('db at 10.0.0.1 down'), routed)).toEqual({
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'Service temporarily unavailable',
+    });
   });
 
   it('never echoes a framework JSON parse message (it quotes the body)', () => {

@@ -38,6 +38,29 @@ function httpExceptionMessage(exception: HttpException, status: number): string 
   return status === 404 ? 'Not found' : exception.message;
 }
 
+interface HealthCheckBody {
+  status: 'error';
+  error?: Record<string, unknown>;
+  details: Record<string, unknown>;
+}
+
+/**
+ * Terminus answers a failed readiness check with a 503 whose body says which dependency is down. Keep
+ * that report (as `details`) and the 503: probes and operators need it, and it holds no secrets.
+ */
+function healthCheckFailure(exception: HttpException): Resolved | null {
+  const body = exception.getResponse() as Partial<HealthCheckBody>;
+  if (exception.getStatus() !== 503 || body?.status !== 'error' || typeof body.details !== 'object')
+    return null;
+  const down = Object.keys(body.error ?? {});
+  return {
+    status: 503,
+    code: 'SERVICE_UNAVAILABLE',
+    message: `Not ready: ${down.length > 0 ? down.join(', ') : 'a dependency'} down`,
+    details: body,
+  };
+}
+
 export function resolveError(exception: unknown, request: FastifyRequest): Resolved {
   if (exception instanceof AppError) {
     return {
@@ -57,6 +80,10 @@ export function resolveError(exception: unknown, request: FastifyRequest): Resol
         message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
       };
     }
+    const health = healthCheckFailure(exception);
+    if (health) return health;
+    if (status === 503)
+      return { status, code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable' };
     if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error' };
     return { status, code: codeForStatus(status), message: httpExceptionMessage(exception, status) };
   }

@@ -6,11 +6,13 @@ import {
   TypeOrmHealthIndicator,
   type HealthCheckResult,
 } from '@nestjs/terminus';
+import { Public } from '../auth/access.decorators';
 import { AppConfig } from '../config/app.config';
 import { UpstreamHealthIndicator } from '../upstream/upstream.health';
 import { MigrationsHealthIndicator } from './migrations.health';
 
 @ApiTags('operations')
+@Public()
 @Controller('health')
 export class HealthController {
   constructor(

@@ -1,8 +1,11 @@
 import { Controller, Get, Header } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiProduces, ApiTags } from '@nestjs/swagger';
+import { PublicIf } from '../auth/access.decorators';
 import { MetricsService } from './metrics.service';
 
 @ApiTags('operations')
+// Open by default for scrapers on a private network; METRICS_PUBLIC=false requires an admin key.
+@PublicIf('METRICS_PUBLIC', 'admin')
 @Controller('metrics')
 export class MetricsController {
   constructor(private readonly metrics: MetricsService) {}

@@ -2,9 +2,9 @@ import 'reflect-metadata';
 import pino from 'pino';
 import { loadUpstreamConfig, type UpstreamConfig } from '../config/upstream.config';
 import { ConfigValidationError } from '../config/validate-env';
-import { startSandbox, type SandboxHandle } from '../sandbox/sandbox.server';
 import { UpstreamClient } from './upstream.client';
 import { upstreamOptionsFromConfig } from './upstream.options';
+import { resolveUpstreamTarget, type UpstreamTarget } from './upstream-target';
 
 /** Exit codes of `npm run upstream:check`. */
 export const EXIT_OK = 0;
@@ -41,25 +41,14 @@ export async function runUpstreamCheck(
     out(`upstream check: configuration invalid\n${error.message}`);
     return EXIT_BAD_KEY_OR_ENVIRONMENT;
   }
-  let sandbox: SandboxHandle | undefined;
+  let target: UpstreamTarget | undefined;
   let client: UpstreamClient | undefined;
   try {
-    let baseUrl = config.UPSTREAM_BASE_URL;
-    let apiKey = config.UPSTREAM_API_KEY;
-    if (baseUrl === undefined) {
-      sandbox = await startSandbox({
-        host: '127.0.0.1',
-        port: 0,
-        ...(apiKey === undefined ? {} : { apiKey }),
-      });
-      baseUrl = sandbox.url;
-      apiKey = sandbox.admin.apiKey;
-    }
-    client = new UpstreamClient(
-      upstreamOptionsFromConfig(config, { baseUrl, apiKey: apiKey as string }, { logger }),
-    );
+    target = await resolveUpstreamTarget(config);
+    const { baseUrl, sandbox } = target;
+    client = new UpstreamClient(upstreamOptionsFromConfig(config, target, { logger }));
     const verdict = await client.verifyKey();
-    const where = `${printableUrl(baseUrl)}${sandbox === undefined ? '' : ' (in-process sandbox)'}`;
+    const where = `${printableUrl(baseUrl)}${sandbox === null ? '' : ' (in-process sandbox)'}`;
     if (verdict.ok) {
       out(`upstream check: OK — the key works (environment=${verdict.environment}, upstream=${where})`);
       return EXIT_OK;
@@ -73,7 +62,7 @@ export async function runUpstreamCheck(
     return badKey ? EXIT_BAD_KEY_OR_ENVIRONMENT : EXIT_UNREACHABLE;
   } finally {
     client?.close();
-    await sandbox?.close();
+    await target?.sandbox?.close();
   }
 }
 

@@ -22,6 +22,25 @@ describe('service surface (e2e)', () => {
     expect(res.body.status).toBe('ok');
     expect(res.body.details.database.status).toBe('up');
     expect(res.body.details.migrations.status).toBe('up');
+    expect(res.body.details.upstream).toMatchObject({ status: 'up', key: 'valid', environment: 'sandbox' });
+  });
+
+  it('readiness fails with 503 naming the upstream when the upstream rejects the key', async () => {
+    // A production key sent to the sandbox environment: the upstream answers 401 (contract 5.4).
+    const other = await startTestApp({}, { upstreamApiKey: 'trk_live_production_key_sent_to_sandbox_01' });
+    try {
+      const res = await request(other.app.getHttpServer()).get('/health/ready').expect(503);
+      expect(res.body.error).toMatchObject({
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'Not ready: upstream down',
+      });
+      expect(res.body.error.details.details.upstream.status).toBe('down');
+      expect(res.body.error.details.details.database.status).toBe('up');
+      expect(JSON.stringify(res.body)).not.toContain('trk_live_production_key');
+      expect(other.logs.text).not.toContain('trk_live_production_key');
+    } finally {
+      await other.close();
+    }
   });
 
   it('unknown routes are 404 in the documented error shape with the request id', async () => {

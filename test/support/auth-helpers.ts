@@ -3,52 +3,17 @@ import { RequestMethod } from '@nestjs/common';
 import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { ModulesContainer, Reflector } from '@nestjs/core';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
-import { inject } from 'vitest';
-import { createApp, type CreateAppOptions } from '../../src/app.factory';
 import { declaredPolicy, type AccessPolicy } from '../../src/auth/access.decorators';
 import { ApiClientsService } from '../../src/auth/api-clients.service';
 import type { Scope } from '../../src/auth/scopes';
-import { loadAppConfig } from '../../src/config/app.config';
-import { loadAuthConfig } from '../../src/config/auth.config';
-import { LogCapture, type TestApp } from './test-app';
-import { createDatabaseFromTemplate, dropDatabase } from './test-database';
+import { startTestApp, type TestApp, type TestAppOptions } from './test-app';
 
-export interface AuthTestAppOptions {
-  /** Test-only modules mounted next to the real ones (e.g. an owned-resource fixture). */
-  extraModules?: CreateAppOptions['extraModules'];
-}
-
-/**
- * Like startTestApp, but `env` also configures the auth module (AuthConfig: bootstrap key, rate
- * limits, cache TTL, METRICS_PUBLIC…). Own migrated database copy, logs captured.
- */
+/** startTestApp under its historical name: `env` configures auth too (bootstrap key, rate limits…). */
 export async function startAuthTestApp(
   env: Record<string, string> = {},
-  options: AuthTestAppOptions = {},
+  options: TestAppOptions = {},
 ): Promise<TestApp> {
-  const adminUrl = inject('databaseAdminUrl');
-  const databaseUrl = await createDatabaseFromTemplate(adminUrl);
-  const fullEnv = { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl };
-  const config = loadAppConfig(fullEnv);
-  const authConfig = loadAuthConfig(fullEnv);
-  const logs = new LogCapture();
-  const { app } = await createApp({
-    config,
-    authConfig,
-    databaseUrl,
-    logDestination: logs,
-    extraModules: options.extraModules,
-  });
-  await app.getHttpAdapter().getInstance().ready();
-  return {
-    app,
-    logs,
-    databaseUrl,
-    async close() {
-      await app.close();
-      await dropDatabase(adminUrl, databaseUrl);
-    },
-  };
+  return startTestApp(env, options);
 }
 
 export interface TestClient {

@@ -1,7 +1,13 @@
 import { Writable } from 'node:stream';
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { inject } from 'vitest';
-import { createApp } from '../../src/app.factory';
+import { createApp, type CreateAppOptions } from '../../src/app.factory';
+import { loadAuthConfig } from '../../src/config/auth.config';
+import { loadUpstreamConfig } from '../../src/config/upstream.config';
+import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
+import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
+import { upstreamOptionsFromConfig } from '../../src/upstream/upstream.options';
+import { resolveUpstreamTarget } from '../../src/upstream/upstream-target';
 import { loadAppConfig } from '../../src/config/app.config';
 import { createDatabaseFromTemplate, dropDatabase } from './test-database';
 
@@ -24,24 +30,67 @@ export interface TestApp {
   app: NestFastifyApplication;
   logs: LogCapture;
   databaseUrl: string;
+  /** The in-process sandbox serving as this app's upstream (small seeded dataset). */
+  sandbox: SandboxHandle;
   close(): Promise<void>;
 }
 
-/** The whole service on its own copy of the migrated template database, logs captured in memory. */
-export async function startTestApp(env: Record<string, string> = {}): Promise<TestApp> {
+export interface TestAppOptions {
+  /** Test-only modules mounted next to the real ones (e.g. an owned-resource fixture). */
+  extraModules?: CreateAppOptions['extraModules'];
+  /** Sandbox knobs (dataset size, landing delay, clock…); defaults to a small dataset. */
+  sandbox?: SandboxOptions;
+  /** The key the app's upstream client sends, when it should differ from the sandbox's own key. */
+  upstreamApiKey?: string;
+}
+
+/**
+ * The whole service on its own copy of the migrated template database, with its own in-process sandbox
+ * upstream and logs captured in memory. `env` configures the app, auth and upstream config classes.
+ */
+export async function startTestApp(
+  env: Record<string, string> = {},
+  options: TestAppOptions = {},
+): Promise<TestApp> {
   const adminUrl = inject('databaseAdminUrl');
   const databaseUrl = await createDatabaseFromTemplate(adminUrl);
-  const config = loadAppConfig({ NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl });
+  const fullEnv = { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl };
+  const config = loadAppConfig(fullEnv);
+  const upstreamConfig = loadUpstreamConfig({ ...fullEnv, UPSTREAM_BASE_URL: '' });
+  const target = await resolveUpstreamTarget(upstreamConfig, {
+    seed: 'test',
+    events: 5,
+    listings: 60,
+    ...options.sandbox,
+  });
+  const sandbox = target.sandbox as SandboxHandle;
   const logs = new LogCapture();
-  const { app } = await createApp({ config, databaseUrl, logDestination: logs });
-  await app.getHttpAdapter().getInstance().ready();
-  return {
-    app,
-    logs,
-    databaseUrl,
-    async close() {
-      await app.close();
-      await dropDatabase(adminUrl, databaseUrl);
-    },
-  };
+  try {
+    const { app } = await createApp({
+      config,
+      authConfig: loadAuthConfig(fullEnv),
+      databaseUrl,
+      logDestination: logs,
+      extraModules: options.extraModules,
+      upstream: upstreamOptionsFromConfig(upstreamConfig, {
+        ...target,
+        apiKey: options.upstreamApiKey ?? target.apiKey,
+      }),
+    });
+    await app.getHttpAdapter().getInstance().ready();
+    return {
+      app,
+      logs,
+      databaseUrl,
+      sandbox,
+      async close() {
+        await app.close();
+        await sandbox.close();
+        await dropDatabase(adminUrl, databaseUrl);
+      },
+    };
+  } catch (error) {
+    await sandbox.close();
+    throw error;
+  }
 }
