@@ -11,6 +11,8 @@ type Query = Record<string, string | string[] | undefined>;
 interface PageRequest {
   limit: number;
   from: number;
+  /** Empty pages already served at `from` (see CursorPosition.stall). */
+  stall: number;
   scope: string;
 }
 
@@ -36,7 +38,7 @@ function readPaging(
       );
     }
   }
-  if (cursor === undefined) return { limit, from: 0, scope };
+  if (cursor === undefined) return { limit, from: 0, stall: 0, scope };
   const position = core.cursors.decode(cursor);
   if (position === undefined) return problemReply(400, 'invalid_cursor', 'cursor is not valid');
   if (position.resource !== resource || position.scope !== scope) {
@@ -44,7 +46,7 @@ function readPaging(
   }
   if (position.epoch !== core.epoch)
     return problemReply(400, 'invalid_cursor', 'cursor predates a sandbox reset');
-  return { limit, from: position.from, scope };
+  return { limit, from: position.from, stall: position.stall, scope };
 }
 
 function cursorFor(
@@ -53,7 +55,28 @@ function cursorFor(
   page: PageRequest,
   from: number | null,
 ): string | null {
-  return from === null ? null : core.cursors.encode({ resource, scope: page.scope, epoch: core.epoch, from });
+  if (from === null) return null;
+  return core.cursors.encode({ resource, scope: page.scope, epoch: core.epoch, from, stall: 0 });
+}
+
+/**
+ * The empty_page fault: no items and a cursor to the same position, yet a new cursor string (a real server
+ * would not hand back the cursor it was asked with), so clients that refuse repeated cursors keep walking.
+ */
+function emptyPage(
+  core: SandboxCore,
+  resource: CursorPosition['resource'],
+  page: PageRequest,
+  extraFields: boolean,
+): SandboxReply {
+  const cursor = core.cursors.encode({
+    resource,
+    scope: page.scope,
+    epoch: core.epoch,
+    from: page.from,
+    stall: page.stall + 1,
+  });
+  return { kind: 'json', status: 200, body: pageJson('', cursor, extraFields) };
 }
 
 /** GET /indexer/listings/active: live listings in insertion order (not price order), optional eventId. */
@@ -70,13 +93,7 @@ export function listingsPage(core: SandboxCore, query: Query, plan: FaultPlan): 
   if ('kind' in page) return page;
   const now = core.settle();
   const rng = core.faults.random();
-  if (plan.emptyPage) {
-    return {
-      kind: 'json',
-      status: 200,
-      body: pageJson('', cursorFor(core, 'listings', page, page.from), plan.extraFields),
-    };
-  }
+  if (plan.emptyPage) return emptyPage(core, 'listings', page, plan.extraFields);
   const { ledger } = core;
   const l = ledger.listings;
   const nowSec = BigInt(Math.floor(now / 1000));
@@ -112,13 +129,7 @@ export function eventsPage(core: SandboxCore, query: Query, plan: FaultPlan): Sa
   const page = readPaging(core, query, 'events', '*');
   if ('kind' in page) return page;
   const now = core.settle();
-  if (plan.emptyPage) {
-    return {
-      kind: 'json',
-      status: 200,
-      body: pageJson('', cursorFor(core, 'events', page, page.from), plan.extraFields),
-    };
-  }
+  if (plan.emptyPage) return emptyPage(core, 'events', page, plan.extraFields);
   const events = core.ledger.events;
   const upcoming = (i: number): boolean => events.get(i).startAtMs > now;
   const indices: number[] = [];

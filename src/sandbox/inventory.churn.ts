@@ -1,6 +1,7 @@
 import { GENERATED_INTEGRATOR_SUBJECT, generatedSellerSubject } from './sandbox.generator';
 import type { SeededRandom } from './prng.helpers';
 import type { SandboxCore } from './sandbox.core';
+import { LedgerError } from './sandbox.ledger';
 
 /**
  * The inventory_churn fault: between two pages, cancel `count` random live listings and list `count` new
@@ -26,7 +27,13 @@ export function churnInventory(core: SandboxCore, count: number, rng: SeededRand
     const event = ledger.events.get(rng.pick(upcoming));
     const k = rng.int(8);
     const seller = keys.address('user', generatedSellerSubject(k));
-    const ticket = ledger.mintTicket(event.eventId, undefined, seller);
+    let ticket: number;
+    try {
+      ticket = ledger.mintTicket(event.eventId, undefined, seller);
+    } catch (error) {
+      if (error instanceof LedgerError) continue; // the event has no ticket id left (admin minted u64 max)
+      throw error;
+    }
     ledger.openListing(ticket, {
       askPriceMinor: BigInt(500 + rng.int(40_000)) * 10_000n,
       sellerPayout: ledger.addresses.intern(keys.syntheticAddress('payout', k)),

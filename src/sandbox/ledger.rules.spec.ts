@@ -135,3 +135,12 @@ describe(applyInstructions.name, () => {
     expect(ledger.listings.permitVersion[seq]).toBe(2n);
   });
 });
+
+describe(SandboxLedger.name, () => {
+  it('refuses to pick a fresh ticket id past u64 instead of wrapping to 0', () => {
+    const { ledger } = setup();
+    ledger.mintTicket(7n, 18446744073709551615n, seller);
+    expect(() => ledger.mintTicket(7n, undefined, seller)).toThrow(/no ticket id left/);
+    expect(ledger.findTicket(7n, 0n)).toBe(-1);
+  });
+});

@@ -7,6 +7,7 @@ const position = fc.record<CursorPosition>({
   scope: fc.oneof(fc.constant('*'), fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String)),
   epoch: fc.nat(),
   from: fc.nat(),
+  stall: fc.nat(),
 });
 
 describe(CursorCodec.name, () => {
@@ -34,9 +35,16 @@ describe(CursorCodec.name, () => {
     );
   });
 
+  it('gives each stalled turn at one position its own cursor', () => {
+    const at = { resource: 'listings', scope: '*', epoch: 1, from: 5 } as const;
+    const cursors = [0, 1, 2].map((stall) => sut.encode({ ...at, stall }));
+    expect(new Set(cursors).size).toBe(3);
+    expect(cursors.map((c) => sut.decode(c)?.from)).toEqual([5, 5, 5]);
+  });
+
   it('rejects cursors made with another secret, and garbage', () => {
     const other = new CursorCodec(Buffer.from('secret-two'));
-    const cursor = other.encode({ resource: 'listings', scope: '*', epoch: 1, from: 5 });
+    const cursor = other.encode({ resource: 'listings', scope: '*', epoch: 1, from: 5, stall: 0 });
     expect(sut.decode(cursor)).toBeUndefined();
     for (const bad of ['', '.', 'abc', 'a.b.c', 'x'.repeat(600)]) expect(sut.decode(bad)).toBeUndefined();
   });

@@ -8,6 +8,11 @@ export interface CursorPosition {
   epoch: number;
   /** First insertion sequence not yet served. */
   from: number;
+  /**
+   * Empty pages served in a row at this position (empty_page fault). It makes the cursor after an injected
+   * empty page new and distinct, as a real server's would be, while the position stays where it was.
+   */
+  stall: number;
 }
 
 const MAX_CURSOR_LENGTH = 512;
@@ -23,7 +28,7 @@ export class CursorCodec {
 
   encode(position: CursorPosition): string {
     const payload = Buffer.from(
-      `v1|${position.resource}|${position.scope}|${position.epoch}|${position.from}`,
+      `v2|${position.resource}|${position.scope}|${position.epoch}|${position.from}|${position.stall}`,
     ).toString('base64url');
     return `${payload}.${this.tag(payload).toString('base64url')}`;
   }
@@ -38,12 +43,11 @@ export class CursorCodec {
     if (tag.length !== TAG_BYTES || tag.toString('base64url') !== cursor.slice(dot + 1)) return undefined;
     if (!timingSafeEqual(tag, this.tag(payload))) return undefined;
     const parts = Buffer.from(payload, 'base64url').toString('utf8').split('|');
-    if (parts.length !== 5 || parts[0] !== 'v1') return undefined;
-    const [, resource, scope, epoch, from] = parts;
-    if ((resource !== 'events' && resource !== 'listings') || !/^\d+$/.test(epoch) || !/^\d+$/.test(from)) {
-      return undefined;
-    }
-    return { resource, scope, epoch: Number(epoch), from: Number(from) };
+    if (parts.length !== 6 || parts[0] !== 'v2') return undefined;
+    const [, resource, scope, epoch, from, stall] = parts;
+    if (resource !== 'events' && resource !== 'listings') return undefined;
+    if (![epoch, from, stall].every((n) => /^\d{1,15}$/.test(n))) return undefined;
+    return { resource, scope, epoch: Number(epoch), from: Number(from), stall: Number(stall) };
   }
 
   private tag(payload: string): Buffer {

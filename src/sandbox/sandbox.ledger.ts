@@ -2,6 +2,7 @@ import { AddressBook } from './address.book';
 import { EventStore, type EventRecord } from './event.store';
 import { ListingStore } from './listing.store';
 import { TicketStore } from './ticket.store';
+import { U64_MAX } from './u64.codec';
 import type { WalletKeys } from './wallet.keys';
 
 /** Admin-surface failure with an HTTP-friendly kind; ledger rule failures at landing are strings instead. */
@@ -76,6 +77,9 @@ export class SandboxLedger {
   mintTicket(eventId: bigint, ticketId: bigint | undefined, owner: string): number {
     const eventIdx = this.eventIndexOrThrow(eventId);
     const id = ticketId ?? this.tickets.freshId(eventIdx);
+    // The id column is a BigUint64Array, which would silently wrap 2^64 to 0.
+    if (id > U64_MAX)
+      throw new LedgerError('conflict', `no ticket id left after ${U64_MAX} in event ${eventId}`);
     if (this.tickets.find(eventIdx, id) >= 0) {
       throw new LedgerError('conflict', `ticket ${id} of event ${eventId} already exists`);
     }

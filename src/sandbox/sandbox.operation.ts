@@ -55,9 +55,27 @@ function faultReply(rule: FaultRule, operation: SandboxOperation): SandboxReply 
   return body === 'text' ? textReply(status, 'Service Unavailable (injected)') : emptyReply(status);
 }
 
+/** Who a request authenticated as; set by the onRequest hook, read by the handler. */
+const callers = new WeakMap<FastifyRequest, string>();
+
+/** The API key's name when it may call an operation needing `permission`, otherwise the 401/403 reply. */
+function authorize(
+  core: SandboxCore,
+  request: FastifyRequest,
+  permission: Permission,
+): string | SandboxReply {
+  const auth = core.auth.authenticate(request.headers['x-api-key']);
+  if (!auth.ok) return UNAUTHORIZED[auth.reason];
+  if (!auth.permissions.includes(permission)) {
+    return problemReply(403, 'forbidden', `this API key lacks the ${permission} permission`);
+  }
+  return auth.name;
+}
+
 /**
- * Registers one contract operation: authenticate, check the permission, apply faults, run the handler,
- * send. Faults come after authentication so that unauthenticated calls never consume a one-shot fault.
+ * Registers one contract operation: authenticate and check the permission (onRequest, so before the body is
+ * read: a bad key gets 401, never 400/413/415), apply faults, run the handler, send. Faults come after
+ * authentication so that unauthenticated calls never consume a one-shot fault.
  */
 export function registerOperation(
   app: FastifyInstance,
@@ -68,15 +86,16 @@ export function registerOperation(
   app.route({
     method: spec.method,
     url: spec.url,
+    onRequest: (request: FastifyRequest, reply: FastifyReply, done: () => void) => {
+      const caller = authorize(core, request, spec.permission);
+      if (typeof caller === 'string') {
+        callers.set(request, caller);
+        done();
+      } else sendReply(reply, caller);
+    },
     handler: async (request: FastifyRequest, reply: FastifyReply) => {
-      const auth = core.auth.authenticate(request.headers['x-api-key']);
-      if (!auth.ok) return sendReply(reply, UNAUTHORIZED[auth.reason]);
-      if (!auth.permissions.includes(spec.permission)) {
-        return sendReply(
-          reply,
-          problemReply(403, 'forbidden', `this API key lacks the ${spec.permission} permission`),
-        );
-      }
+      const apiKeyName = callers.get(request);
+      if (apiKeyName === undefined) throw new Error('onRequest did not authenticate this request');
       const plan = core.faults.plan(spec.operation);
       if (plan.latencyMs > 0) await waits.delay(plan.latencyMs);
       if (waits.closed) return dropConnection(reply);
@@ -91,7 +110,7 @@ export function registerOperation(
       if (request.body instanceof UnreadableBody) {
         return sendReply(reply, problemReply(request.body.status, 'bad_request', request.body.message));
       }
-      const result = spec.handle(request, { apiKeyName: auth.name, plan });
+      const result = spec.handle(request, { apiKeyName, plan });
       if (plan.responseLost) return dropConnection(reply);
       return sendReply(reply, result);
     },

@@ -20,6 +20,13 @@ export interface SandboxHandle {
   close(): Promise<void>;
 }
 
+/** Error names for statuses Fastify itself produces (body limit, media type, internal failures). */
+const ERROR_NAMES: Record<number, string> = {
+  413: 'payload_too_large',
+  415: 'unsupported_media_type',
+  500: 'internal_error',
+};
+
 /** Builds the sandbox (state, routes, parsers) without listening. */
 export async function buildSandbox(options: SandboxOptions = {}): Promise<SandboxApp> {
   const resolved = resolveSandboxOptions(options);
@@ -53,7 +60,7 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<Sandbo
       .type('application/json; charset=utf-8')
       .send(
         JSON.stringify({
-          error: status === 500 ? 'internal_error' : 'bad_request',
+          error: ERROR_NAMES[status] ?? 'bad_request',
           message: 'request failed',
         }),
       );

@@ -22,7 +22,8 @@ function readSubmission(body: unknown): SubmissionRequest | FieldReader {
     r.fail('$.signedTransaction', 'must be a non-empty base64 string');
   }
   const additional: SubmissionRequest['additional'] = [];
-  const list = root.additionalSignatures ?? [];
+  // Optional with default [] (contract 2.5), but not nullable: null is a client bug, not "absent".
+  const list = Object.hasOwn(root, 'additionalSignatures') ? root.additionalSignatures : [];
   if (!Array.isArray(list)) r.fail('$.additionalSignatures', 'must be an array');
   else {
     list.forEach((item: unknown, i) => {

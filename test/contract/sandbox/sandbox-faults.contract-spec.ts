@@ -5,6 +5,7 @@ import {
   acceptParams,
   batch,
   expectSchema,
+  openapiResponseErrors,
   schemaErrors,
   TestSandbox,
   type HttpResult,
@@ -103,11 +104,16 @@ describe('sandbox fault injection', () => {
     expect(await rawGet(`${sut.handle.url}/indexer/listings/active`, sut.admin.apiKey)).toBe('reset');
   });
 
-  it('returns malformed JSON with a 200', async () => {
+  it('returns malformed JSON with a 200, which the OpenAPI check catches', async () => {
     sut.admin.addFault({ operation: 'listings', kind: 'malformed_json', times: 1 });
-    const res = await listings();
+    const path = '/indexer/listings/active?limit=5';
+    const res = await sut.request('GET', path, { unchecked: true });
     expect(res.status).toBe(200);
     expect(() => res.json()).toThrow(SyntaxError);
+    const contentType = res.headers.get('content-type');
+    expect(openapiResponseErrors('GET', path, { status: 200, contentType, text: res.text })).toEqual([
+      'body is not JSON',
+    ]);
   });
 
   it('executes a signing but loses the response; the retry with the same key returns the same transaction', async () => {
@@ -122,23 +128,21 @@ describe('sandbox fault injection', () => {
     expect(sut.admin.stats().transactions).toBe(before + 1);
   });
 
-  it('serves an empty page mid-walk whose cursor continues the walk', async () => {
-    const first = (await listings('limit=3')).json() as { items: ListingView[]; next_cursor: string };
-    sut.admin.addFault({ operation: 'listings', kind: 'empty_page', times: 1 });
-    const empty = (await listings(`limit=3&cursor=${encodeURIComponent(first.next_cursor)}`)).json() as {
-      items: unknown[];
-      next_cursor: string;
-    };
-    expect(empty.items).toEqual([]);
-    expect(empty.next_cursor).not.toBeNull();
-    const next = (await listings(`limit=3&cursor=${encodeURIComponent(empty.next_cursor)}`)).json() as {
-      items: ListingView[];
-    };
-    expect(next.items).toHaveLength(3);
-    expect(
-      next.items[0].ticket_id === first.items[0].ticket_id &&
-        next.items[0].event_id === first.items[0].event_id,
-    ).toBe(false);
+  it('serves empty pages mid-walk with fresh cursors that continue the walk where it was', async () => {
+    type Page = { items: ListingView[]; next_cursor: string | null };
+    const page = async (cursor: string): Promise<Page> =>
+      (await listings(`limit=3&cursor=${encodeURIComponent(cursor)}`)).json() as Page;
+    const first = (await listings('limit=3')).json() as Page & { next_cursor: string };
+    const expected = await page(first.next_cursor);
+    sut.admin.addFault({ operation: 'listings', kind: 'empty_page', times: 2 });
+    const empty1 = await page(first.next_cursor);
+    const empty2 = await page(empty1.next_cursor as string);
+    expect([empty1.items, empty2.items]).toEqual([[], []]);
+    // A real server hands out a new cursor after an empty page, never the one it was asked with.
+    const cursors = [first.next_cursor, empty1.next_cursor, empty2.next_cursor];
+    expect(cursors.every((c) => typeof c === 'string')).toBe(true);
+    expect(new Set(cursors).size).toBe(3);
+    expect(await page(empty2.next_cursor as string)).toEqual(expected);
   });
 
   it('nulls identifiers, adds unknown fields and sends u64 as JSON integers, all within the schema', async () => {
@@ -152,6 +156,56 @@ describe('sandbox fault injection', () => {
     expect(page.items.every((i) => i.event_id === null || i.ticket_id === null)).toBe(true);
     expect(page.items.every((i) => 'x_sandbox_extra' in i)).toBe(true);
     expect(page.items.some((i) => typeof i.ask_price_minor === 'number')).toBe(true);
+  });
+
+  it('nulls event ids and sends them as JSON integers on the events page too', async () => {
+    sut.admin.addFault({ operation: 'events', kind: 'null_ids', fraction: 1, times: 1 });
+    const nulled = (await sut.get('/indexer/events/upcoming?limit=20')).json() as {
+      items: { event_id: unknown }[];
+    };
+    expect(nulled.items.map((e) => e.event_id)).toEqual(nulled.items.map(() => null));
+    sut.admin.addFault({ operation: 'events', kind: 'u64_as_number', times: 1 });
+    const numbers = (await sut.get('/indexer/events/upcoming?limit=20')).json() as {
+      items: { event_id: unknown }[];
+    };
+    const kinds = new Set(numbers.items.map((e) => typeof e.event_id));
+    // Small ids become numbers; ids past 2^53 stay strings, since a JSON integer cannot carry them.
+    expect(kinds).toEqual(new Set(['number', 'string']));
+  });
+
+  it('never adds unknown fields to the closed signed-transaction and submission-result shapes', async () => {
+    const listing = sut.admin.seedListing({
+      eventId: sut.admin.createEvent().eventId,
+      seller: { kind: 'user', subject: 'closed-seller' },
+      askPriceMinor: 10n,
+    });
+    sut.admin.setFaults([{ operation: '*', kind: 'extra_fields' }]);
+    const body = batch('accept_offer_v2', [acceptParams(sut, listing, 'closed')]);
+    const signed = (await sut.sign('users', 'closed', 'closed-key', body)).json();
+    expect(Object.keys(signed)).toHaveLength(9);
+    const result = (await sut.submit({ signedTransaction: signed.signedTransaction })).json();
+    expect(Object.keys(result).sort()).toEqual(['custodialTransactionId', 'status', 'transactionSignature']);
+    const config = (await sut.get('/indexer/protocol-config')).json();
+    expect(config).toHaveProperty('x_sandbox_extra');
+  });
+
+  it('executes a submission but loses the response; re-submitting reports the current status', async () => {
+    const listing = sut.admin.seedListing({
+      eventId: sut.admin.createEvent().eventId,
+      seller: { kind: 'user', subject: 'lost-seller' },
+      askPriceMinor: 10n,
+    });
+    const body = batch('accept_offer_v2', [acceptParams(sut, listing, 'lost-buyer')]);
+    const signed = (await sut.sign('users', 'lost-buyer', 'lost-submit', body)).json();
+    sut.admin.addFault({ operation: 'submit', kind: 'response_lost', times: 1 });
+    await expect(sut.submit({ signedTransaction: signed.signedTransaction })).rejects.toThrow('fetch failed');
+    expect(sut.admin.transaction(signed.custodialTransactionId as string)?.state).toBe('confirmed');
+    const again = await sut.submit({ signedTransaction: signed.signedTransaction });
+    expect(again.json()).toMatchObject({
+      custodialTransactionId: signed.custodialTransactionId,
+      status: 'confirmed',
+    });
+    expect(sut.admin.listing(BigInt(listing.event_id), BigInt(listing.ticket_id))).toBeUndefined();
   });
 
   it('changes inventory between pages', async () => {

@@ -1,10 +1,13 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { acceptParams, batch, schemaErrors, TestSandbox } from './sandbox.harness';
+import { acceptParams, batch, openapiResponseErrors, schemaErrors, TestSandbox } from './sandbox.harness';
 
 /**
  * The OpenAPI file must be precise enough to catch a drifting upstream: real sandbox responses pass, and
  * each mutation that breaks the contract fails.
  */
+const check = (status: number, contentType: string | null, text: string): unknown[] =>
+  openapiResponseErrors('POST', '/wallets/integrators/x/signatures', { status, contentType, text });
+
 describe('OpenAPI description of the upstream', () => {
   let sut: TestSandbox;
   let signed: Record<string, unknown>;
@@ -65,6 +68,34 @@ describe('OpenAPI description of the upstream', () => {
     ['batch with unknown instruction', 'InstructionBatch', () => batch('nope', [{}])],
   ])('rejects %s', (_name, schema, value) => {
     expect(schemaErrors(schema, JSON.parse(JSON.stringify(value())))).not.toEqual([]);
+  });
+
+  it.each<[string, string, string, number, string | null, () => string]>([
+    ['an undeclared status', 'POST', '/transactions/submissions', 409, 'application/json', () => '{}'],
+    ['an empty 200', 'GET', '/indexer/protocol-config', 200, null, () => ''],
+    ['a 200 in plain text', 'GET', '/indexer/events/upcoming', 200, 'text/plain', () => 'ok'],
+    [
+      'a 200 that breaks its schema',
+      'POST',
+      '/wallets/users/alice/signatures',
+      200,
+      'application/json; charset=utf-8',
+      () => JSON.stringify({ ...signed, extra: 1 }),
+    ],
+    ['an error body of an undeclared type', 'GET', '/indexer/events/upcoming', 503, 'text/html', () => '<p>'],
+  ])('flags %s as a response the OpenAPI file does not allow', (_name, method, path, status, type, text) => {
+    const response = { status, contentType: type, text: text() };
+    expect(openapiResponseErrors(method, path, response)).not.toEqual([]);
+  });
+
+  it('allows empty, plain-text and JSON error bodies and ignores paths outside the contract', () => {
+    expect(check(401, null, '')).toEqual([]);
+    expect(check(401, 'text/plain; charset=utf-8', 'nope')).toEqual([]);
+    expect(check(422, 'application/json', '{"error":"unprocessable","message":"dup"}')).toEqual([]);
+    expect(check(200, 'application/json', JSON.stringify(signed))).toEqual([]);
+    expect(
+      openapiResponseErrors('GET', '/__sandbox/state', { status: 418, contentType: null, text: '' }),
+    ).toEqual([]);
   });
 
   it('accepts the documented request shapes', () => {

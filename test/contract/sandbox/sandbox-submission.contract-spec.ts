@@ -120,6 +120,50 @@ describe('sandbox submission and landing', () => {
     expect((await sut.get(`/indexer/listings/active?eventId=${ticket.event_id}`)).json().items).toEqual([]);
   });
 
+  it('acceptance: lists a ticket, finds it in the indexer, buys it, and the key reports the purchase', async () => {
+    const event = sut.admin.createEvent();
+    const ticket = sut.admin.mintTicket({
+      eventId: event.eventId,
+      owner: { kind: 'user', subject: 'acc-seller' },
+    });
+    const seller = sut.admin.userWalletAddress('acc-seller');
+    const [template] = await sut.firstListings(1);
+    const list = batch('list_ticket_v2', [
+      {
+        seller,
+        storage_fee_payer: seller,
+        listing_integrator_identity: template.listing_integrator_identity,
+        listing_integrator_authority: template.listing_integrator_authority,
+        stablecoin_mint: sut.admin.stablecoinMint,
+        event_id: ticket.event_id,
+        ticket_id: ticket.ticket_id,
+        ask_price_minor: '4200000',
+        payout_ata: seller,
+        expires_at: String(Math.floor(event.startAtMs / 1000)),
+      },
+    ]);
+    const listed = (await sut.sign('users', 'acc-seller', key(), list)).json() as Record<string, string>;
+    await submit(listed.signedTransaction);
+    sut.admin.advanceTime(2000);
+    const path = `/indexer/listings/active?eventId=${ticket.event_id}`;
+    const [item] = ((await sut.get(path)).json() as { items: ListingView[] }).items;
+    expect(item).toMatchObject({ ticket_id: ticket.ticket_id, ask_price_minor: '4200000' });
+    const idem = key();
+    const bought = await signPurchase(item, 'acc-buyer', idem);
+    await submit(bought.signedTransaction);
+    sut.admin.advanceTime(2000);
+    expect((await sut.get(path)).json().items).toEqual([]);
+    const status = (await sut.get(`/claim_wallets/purchase-status?idempotency-key=${idem}`)).json();
+    expect(status).toMatchObject({
+      status: 'confirmed',
+      custodial_transaction_id: bought.custodialTransactionId,
+      items: [{ event_id: ticket.event_id, ticket_id: ticket.ticket_id }],
+    });
+    expect(sut.admin.ticket(BigInt(ticket.event_id), BigInt(ticket.ticket_id))?.owner).toBe(
+      sut.admin.userWalletAddress('acc-buyer'),
+    );
+  });
+
   it('lands with an error when the listing is gone by landing time', async () => {
     const listing = await freshListing();
     const a = await signPurchase(listing, 'racer-a');
@@ -212,6 +256,16 @@ describe('sandbox submission and landing', () => {
     });
     expect(good.status).toBe(200);
     expect(good.json().status).toBe('processing');
+  });
+
+  it('rejects additionalSignatures: null (optional, not nullable) and accepts it absent or empty', async () => {
+    const signed = await signPurchase(await freshListing(), 'nullable');
+    const tx = signed.signedTransaction;
+    const nulled = await sut.submit({ signedTransaction: tx, additionalSignatures: null });
+    expect(nulled.status).toBe(400);
+    expectSchema('ErrorBody', nulled.json());
+    expect((await sut.submit({ signedTransaction: tx, additionalSignatures: [] })).status).toBe(200);
+    expect((await sut.submit({ signedTransaction: tx })).status).toBe(200);
   });
 
   it.each([

@@ -9,8 +9,16 @@ import type { SandboxOptions } from '../../../src/sandbox/sandbox.options';
 import { startSandbox, type SandboxHandle } from '../../../src/sandbox/sandbox.server';
 
 const OPENAPI_PATH = join(__dirname, '../../../openapi/upstream-api-v0.3.0.openapi.json');
+interface MediaType {
+  schema: { $ref?: string; type?: string };
+}
+interface ResponseSpec {
+  $ref?: string;
+  content?: Record<string, MediaType>;
+}
 const openapi = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
-  components: { schemas: Record<string, unknown> };
+  paths: Record<string, Record<string, { responses: Record<string, ResponseSpec> }>>;
+  components: { schemas: Record<string, unknown>; responses: Record<string, ResponseSpec> };
 };
 const ajv = new Ajv2020({ strict: false, allErrors: true });
 addFormats(ajv);
@@ -32,6 +40,43 @@ export function expectSchema(schema: string, data: unknown): void {
   expect({ schema, errors: schemaErrors(schema, data) }).toEqual({ schema, errors: [] });
 }
 
+const operations = Object.entries(openapi.paths).map(([template, item]) => ({
+  pattern: new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]*')}$`),
+  item,
+}));
+
+/**
+ * Checks one response of a contract operation against the OpenAPI file: the status is declared for that
+ * operation, a body's media type is declared for that status and a JSON body fits the declared schema. Error
+ * statuses may have no body (contract part 7); a 200 always has one. Paths the file does not describe
+ * (admin routes, unknown paths) give no problems.
+ */
+export function openapiResponseErrors(
+  method: string,
+  url: string,
+  response: { status: number; contentType: string | null; text: string },
+): unknown[] {
+  const path = url.split('?')[0];
+  const operation = operations.find((o) => o.pattern.test(path))?.item[method.toLowerCase()];
+  if (operation === undefined) return [];
+  let spec = operation.responses[String(response.status)];
+  if (spec === undefined) return [`status ${response.status} is not declared for ${method} ${path}`];
+  if (spec.$ref !== undefined) spec = openapi.components.responses[spec.$ref.split('/').at(-1) as string];
+  if (response.text === '') return response.status === 200 ? ['a 200 response needs a body'] : [];
+  const mediaType = (response.contentType ?? '').split(';')[0].trim();
+  const media = spec.content?.[mediaType];
+  if (media === undefined)
+    return [`media type ${mediaType || '(none)'} is not declared for ${response.status}`];
+  if (media.schema.$ref === undefined) return media.schema.type === 'string' ? [] : ['unexpected schema'];
+  let body: unknown;
+  try {
+    body = JSON.parse(response.text);
+  } catch {
+    return ['body is not JSON'];
+  }
+  return schemaErrors(media.schema.$ref.split('/').at(-1) as string, body);
+}
+
 export interface HttpResult {
   status: number;
   headers: Headers;
@@ -40,7 +85,10 @@ export interface HttpResult {
   json(): Record<string, unknown>;
 }
 
-/** A started sandbox with a frozen clock (time moves only through advanceTime) and small HTTP helpers. */
+/**
+ * A started sandbox with a frozen clock (time moves only through advanceTime) and small HTTP helpers. Every
+ * response to a contract operation is checked against the OpenAPI file (openapiResponseErrors).
+ */
 export class TestSandbox {
   private constructor(readonly handle: SandboxHandle) {}
 
@@ -64,7 +112,14 @@ export class TestSandbox {
   async request(
     method: string,
     path: string,
-    init: { key?: string | null; headers?: Record<string, string>; body?: unknown; rawBody?: string } = {},
+    init: {
+      key?: string | null;
+      headers?: Record<string, string>;
+      body?: unknown;
+      rawBody?: string;
+      /** Skip the OpenAPI check, for faults that break the contract on purpose (malformed JSON). */
+      unchecked?: boolean;
+    } = {},
   ): Promise<HttpResult> {
     const headers: Record<string, string> = { ...init.headers };
     const key = init.key === undefined ? this.admin.apiKey : init.key;
@@ -75,6 +130,15 @@ export class TestSandbox {
       headers['content-type'] = 'application/json';
     const response = await fetch(`${this.handle.url}${path}`, { method, headers, body });
     const text = await response.text();
+    if (init.unchecked !== true) {
+      const contentType = response.headers.get('content-type');
+      const errors = openapiResponseErrors(method, path, { status: response.status, contentType, text });
+      if (errors.length > 0) {
+        throw new Error(
+          `${method} ${path} ${response.status} breaks the OpenAPI file: ${JSON.stringify(errors)}`,
+        );
+      }
+    }
     return {
       status: response.status,
       headers: response.headers,
