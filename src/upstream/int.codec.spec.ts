@@ -52,6 +52,7 @@ describe('u64/i64 codecs', () => {
     ['18446744073709551615', U64_MAX],
     // The contract's pattern ^[0-9]+$ admits leading zeros: accepted, normalised on output.
     ['007', 7n],
+    ['01', 1n],
     ['00000000000000000000000000000018446744073709551615', U64_MAX],
   ])('accepts the u64 string %s', (text, value) => {
     expect(tryDecodeU64(text)).toEqual({ ok: true, value });

@@ -1,9 +1,9 @@
+import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
 import { MetricsService } from '../metrics/metrics.service';
-import { encodeU64 } from './int.codec';
-import { JsonParseError, parseJsonSafely } from './safe-json';
-import { UpstreamError, safeExcerpt, type UpstreamOperation } from './upstream.error';
-import { UpstreamHttp, type CallKind } from './upstream.http';
+import { EVENTS_PATH, UpstreamCaller, pageLimit, query, u64Param } from './upstream.call';
+import { UpstreamHttp } from './upstream.http';
+import { UpstreamKeyCheck } from './upstream.key-check';
 import { nestUpstreamLogger } from './upstream.logger';
 import { UpstreamMetrics } from './upstream.metrics';
 import {
@@ -13,14 +13,13 @@ import {
 } from './upstream.options';
 import { DEFAULT_MAX_PAGES, walkPages } from './upstream.pagination';
 import {
-  RequestShapeError,
   assertIdempotencyKey,
   assertSubject,
+  encodeComponent,
   encodeInstructionBatch,
   encodeSubmission,
 } from './upstream.requests';
 import {
-  ResponseShapeError,
   parseEventsPage,
   parseListingsPage,
   parseProtocolConfig,
@@ -52,40 +51,6 @@ export const UPSTREAM_OPTIONS = Symbol('UPSTREAM_OPTIONS');
 const count = (group: NodeJS.ReadOnlyDict<unknown[]>): number =>
   Object.values(group).reduce((sum, list) => sum + (list?.length ?? 0), 0);
 
-const EVENTS_PATH = '/indexer/events/upcoming';
-
-interface Request<T> {
-  operation: UpstreamOperation;
-  kind: CallKind;
-  method: 'GET' | 'POST';
-  route: string;
-  path: string;
-  body?: string;
-  headers?: Record<string, string>;
-  parse: (json: unknown) => T;
-  /** Signing and submission responses carry signed bytes: no excerpt of them, ever. */
-  sensitiveBody?: boolean;
-  /** The status alone is the answer (key check): the body is not read. */
-  ignoreBody?: boolean;
-  maxAttempts?: number;
-  deadlineMs?: number;
-}
-
-function query(params: Record<string, string | number | undefined>): string {
-  const parts = Object.entries(params)
-    .filter(([, v]) => v !== undefined)
-    // Encoded exactly once; '+' and ' ' become %2B and %20, so an opaque cursor arrives byte-exact.
-    .map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(String(v))}`);
-  return parts.length === 0 ? '' : `?${parts.join('&')}`;
-}
-
-function pageLimit(limit: number | undefined, fallback: number): number {
-  const value = limit ?? fallback;
-  if (!Number.isSafeInteger(value) || value < 1)
-    throw new RequestShapeError('limit must be a positive integer');
-  return value;
-}
-
 /**
  * The only code that talks to the upstream Ticket Resale Integration API v0.3.0. Every method validates its
  * input, sends 64-bit values as decimal strings, validates the response before returning it and fails with
@@ -96,18 +61,26 @@ function pageLimit(limit: number | undefined, fallback: number): number {
 export class UpstreamClient implements OnModuleDestroy {
   private readonly options: ResolvedUpstreamOptions;
   private readonly http: UpstreamHttp;
-  private keyVerdict: KeyVerdict | undefined;
-  private keyCheck: Promise<KeyVerdict> | undefined;
+  private readonly caller: UpstreamCaller;
+  private readonly keyCheck: UpstreamKeyCheck;
 
-  constructor(@Inject(UPSTREAM_OPTIONS) options: UpstreamOptions, @Optional() metrics?: MetricsService) {
+  constructor(
+    @Inject(UPSTREAM_OPTIONS) options: UpstreamOptions,
+    @Optional() metrics?: MetricsService,
+    @Optional() httpService?: HttpService,
+  ) {
     this.options = resolveUpstreamOptions(options);
     this.http = new UpstreamHttp(
       this.options,
       this.options.logger ?? nestUpstreamLogger(),
       new UpstreamMetrics(metrics?.registry),
+      httpService,
     );
+    this.caller = new UpstreamCaller(this.options, this.http);
+    this.keyCheck = new UpstreamKeyCheck(this.options, this.caller, this.http);
   }
 
+  /** UPSTREAM_ENVIRONMENT the key is meant for (sandbox or production). */
   get environment(): string {
     return this.options.environment;
   }
@@ -119,9 +92,13 @@ export class UpstreamClient implements OnModuleDestroy {
 
   /** Sockets of the keep-alive pool: in use (requests in flight) and idle (kept for reuse). */
   connectionStats(): { inUse: number; idle: number } {
-    return { inUse: count(this.http.agent.sockets), idle: count(this.http.agent.freeSockets) };
+    return {
+      inUse: count(this.http.transport.agent.sockets),
+      idle: count(this.http.transport.agent.freeSockets),
+    };
   }
 
+  /** Nest shutdown hook: closes the keep-alive sockets. */
   onModuleDestroy(): void {
     this.close();
   }
@@ -136,13 +113,13 @@ export class UpstreamClient implements OnModuleDestroy {
    * errors and timeouts with backoff; 429 honours Retry-After. An empty page is a success.
    */
   listUpcomingEvents(input: ListUpcomingEventsInput = {}): Promise<Page<UpcomingEvent>> {
-    const limit = pageLimit(input.limit, this.options.pageLimit);
-    return this.call(input, {
+    return this.caller.call(input, {
       operation: 'listUpcomingEvents',
       kind: 'read',
       method: 'GET',
       route: EVENTS_PATH,
-      path: `${EVENTS_PATH}${query({ limit, cursor: input.cursor })}`,
+      path: () =>
+        `${EVENTS_PATH}${query({ limit: pageLimit(input.limit, this.options.pageLimit), cursor: input.cursor })}`,
       parse: parseEventsPage,
     });
   }
@@ -152,18 +129,18 @@ export class UpstreamClient implements OnModuleDestroy {
    * path not shown by the contract, default /indexer/listings/active). Not sorted by price. Read: retried.
    */
   listActiveListings(input: ListActiveListingsInput = {}): Promise<Page<ActiveListing>> {
-    const limit = pageLimit(input.limit, this.options.pageLimit);
     const route = this.options.paths.activeListings;
-    return this.call(input, {
+    return this.caller.call(input, {
       operation: 'listActiveListings',
       kind: 'read',
       method: 'GET',
       route,
-      path: `${route}${query({
-        eventId: input.eventId === undefined ? undefined : this.u64Param(input.eventId, 'eventId'),
-        limit,
-        cursor: input.cursor,
-      })}`,
+      path: () =>
+        `${route}${query({
+          eventId: input.eventId === undefined ? undefined : u64Param(input.eventId, 'eventId'),
+          limit: pageLimit(input.limit, this.options.pageLimit),
+          cursor: input.cursor,
+        })}`,
       parse: parseListingsPage,
     });
   }
@@ -228,7 +205,7 @@ export class UpstreamClient implements OnModuleDestroy {
     input: SubmitTransactionInput,
     options: UpstreamCallOptions = {},
   ): Promise<SubmissionResult> {
-    return this.call(options, {
+    return this.caller.call(options, {
       operation: 'submitTransaction',
       kind: 'submit',
       method: 'POST',
@@ -246,7 +223,7 @@ export class UpstreamClient implements OnModuleDestroy {
    */
   getPurchaseStatus(idempotencyKey: string, options: UpstreamCallOptions = {}): Promise<PurchaseStatus> {
     const { purchaseStatus, purchaseStatusKeyParam } = this.options.paths;
-    return this.call(options, {
+    return this.caller.call(options, {
       operation: 'getPurchaseStatus',
       kind: 'read',
       method: 'GET',
@@ -265,7 +242,7 @@ export class UpstreamClient implements OnModuleDestroy {
    */
   getProtocolConfig(options: UpstreamCallOptions = {}): Promise<ProtocolConfig> {
     const route = this.options.paths.protocolConfig;
-    return this.call(options, {
+    return this.caller.call(options, {
       operation: 'getProtocolConfig',
       kind: 'read',
       method: 'GET',
@@ -278,78 +255,23 @@ export class UpstreamClient implements OnModuleDestroy {
   /**
    * `GET /indexer/events/upcoming?limit=1` — a 200 shows the key works, even with empty items (contract 5.7).
    * Never throws for upstream answers: returns a verdict (401 = key or environment wrong, 403 = missing read
-   * permission, else unreachable). One attempt per retry budget of a read, within the read timeout.
+   * permission, else unreachable). Up to 2 attempts, within twice the read timeout.
    */
-  async verifyKey(options: UpstreamCallOptions = {}): Promise<KeyVerdict> {
-    const environment = this.options.environment;
-    try {
-      await this.call(options, {
-        operation: 'verifyKey',
-        kind: 'read',
-        method: 'GET',
-        route: EVENTS_PATH,
-        path: `${EVENTS_PATH}?limit=1`,
-        parse: () => undefined,
-        ignoreBody: true,
-        maxAttempts: 2,
-        deadlineMs: Math.min(this.options.timeouts.deadlineMs, this.options.timeouts.readMs * 2),
-      });
-      return { ok: true, environment, checkedAt: this.options.clock.now() };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
-      return {
-        ok: false,
-        environment,
-        checkedAt: this.options.clock.now(),
-        code: error.code,
-        ...(error.status === undefined ? {} : { status: error.status }),
-        reason: this.verdictReason(error),
-      };
-    }
+  verifyKey(options: UpstreamCallOptions = {}): Promise<KeyVerdict> {
+    return this.keyCheck.verify(options);
   }
 
   /**
    * verifyKey() reused for UPSTREAM_KEY_CHECK_TTL_MS (readiness probes every few seconds must not each hit
-   * the upstream); a 401 seen on any call since the last check invalidates it at once.
+   * the upstream); a 401 seen on any call since a good verdict invalidates it at once.
    */
-  async verifyKeyCached(): Promise<KeyVerdict> {
-    const now = this.options.clock.now();
-    const cached = this.keyVerdict;
-    const unauthorizedSince =
-      cached !== undefined && (this.http.lastUnauthorizedAt ?? -Infinity) >= cached.checkedAt;
-    if (cached !== undefined && !unauthorizedSince && now - cached.checkedAt < this.options.keyCheckTtlMs)
-      return cached;
-    this.keyCheck ??= this.verifyKey().finally(() => {
-      this.keyCheck = undefined;
-    });
-    this.keyVerdict = await this.keyCheck;
-    return this.keyVerdict;
+  verifyKeyCached(): Promise<KeyVerdict> {
+    return this.keyCheck.cached();
   }
 
+  /** UPSTREAM_READY_REQUIRES_REACHABLE: readiness also fails while the upstream is unreachable. */
   get readinessRequiresReachable(): boolean {
     return this.options.readinessRequiresReachable;
-  }
-
-  private verdictReason(error: UpstreamError): string {
-    const env = this.options.environment;
-    switch (error.code) {
-      case 'UNAUTHORIZED':
-        return `the upstream rejected UPSTREAM_API_KEY (401): wrong, incomplete or from another environment than ${env}`;
-      case 'FORBIDDEN':
-        return 'the key works but lacks the read permission (403)';
-      case 'TIMEOUT':
-        return 'the upstream did not answer in time';
-      case 'UNAVAILABLE':
-        return `the upstream is unreachable or failing (${error.status ?? 'no HTTP answer'})`;
-      case 'RATE_LIMITED':
-        return 'the upstream is rate limiting this key (429)';
-      case 'REJECTED':
-      case 'NOT_FOUND':
-      case 'CONFLICT':
-      case 'BAD_RESPONSE':
-        return `unexpected upstream answer (${error.code}${error.status === undefined ? '' : ` ${error.status}`}): check UPSTREAM_BASE_URL`;
-    }
-    return 'unexpected upstream answer';
   }
 
   private sign(
@@ -360,14 +282,14 @@ export class UpstreamClient implements OnModuleDestroy {
     idempotencyKey: string,
     options: UpstreamCallOptions,
   ): Promise<SignedTransaction> {
-    return this.call(options, {
+    return this.caller.call(options, {
       operation,
       kind: 'sign',
       method: 'POST',
       route: `/wallets/${wallet}/{subject}/signatures`,
       path: () => {
         assertSubject(subject);
-        return `/wallets/${wallet}/${encodeURIComponent(subject)}/signatures`;
+        return `/wallets/${wallet}/${encodeComponent(subject, 'subject')}/signatures`;
       },
       body: () => {
         assertIdempotencyKey(idempotencyKey);
@@ -377,68 +299,5 @@ export class UpstreamClient implements OnModuleDestroy {
       parse: parseSignedTransaction,
       sensitiveBody: true,
     });
-  }
-
-  private u64Param(value: bigint, name: string): string {
-    try {
-      return encodeU64(value);
-    } catch {
-      throw new RequestShapeError(`${name} must be a u64 bigint`);
-    }
-  }
-
-  /** Builds (refusing bad input as REJECTED with 0 attempts), sends with policies, parses, validates. */
-  private async call<T>(
-    options: UpstreamCallOptions,
-    request: Omit<Request<T>, 'path' | 'body'> & {
-      path: string | (() => string);
-      body?: string | (() => string);
-    },
-  ): Promise<T> {
-    let path: string;
-    let body: string | undefined;
-    try {
-      path = typeof request.path === 'function' ? request.path() : request.path;
-      body = typeof request.body === 'function' ? request.body() : request.body;
-    } catch (error) {
-      if (!(error instanceof RequestShapeError)) throw error;
-      throw new UpstreamError({
-        code: 'REJECTED',
-        operation: request.operation,
-        message: `request refused before sending: ${error.message}`,
-        attempts: 0,
-      });
-    }
-    const result = await this.http.execute({
-      operation: request.operation,
-      kind: request.kind,
-      method: request.method,
-      route: request.route,
-      path,
-      body,
-      headers: request.headers,
-      requestId: options.requestId,
-      signal: options.signal,
-      maxAttempts: request.maxAttempts,
-      deadlineMs: request.deadlineMs,
-    });
-    if (request.ignoreBody === true) return request.parse(undefined);
-    try {
-      return request.parse(parseJsonSafely(result.body));
-    } catch (error) {
-      if (!(error instanceof ResponseShapeError) && !(error instanceof JsonParseError)) throw error;
-      const excerpt =
-        request.sensitiveBody === true ? undefined : safeExcerpt(result.body, [this.options.apiKey]);
-      throw new UpstreamError({
-        code: 'BAD_RESPONSE',
-        operation: request.operation,
-        message: error instanceof JsonParseError ? 'response is not valid JSON' : error.message,
-        status: 200,
-        attempts: result.attempts,
-        // A signing/submission 200 we cannot read still happened upstream.
-        outcomeUnknown: request.kind !== 'read',
-        excerpt,
-      });
-    }
   }
 }

@@ -1,8 +1,10 @@
+import { HttpService } from '@nestjs/axios';
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { TerminusModule } from '@nestjs/terminus';
 import { UPSTREAM_OPTIONS, UpstreamClient } from './upstream.client';
 import { UpstreamHealthIndicator } from './upstream.health';
-import type { UpstreamOptions } from './upstream.options';
+import { resolveUpstreamOptions, type UpstreamOptions } from './upstream.options';
+import { createUpstreamHttpService } from './upstream.transport';
 
 /**
  * The upstream API client for the whole app (global, like the database): features inject UpstreamClient,
@@ -16,7 +18,16 @@ export class UpstreamModule {
     return {
       module: UpstreamModule,
       imports: [TerminusModule],
-      providers: [{ provide: UPSTREAM_OPTIONS, useValue: options }, UpstreamClient, UpstreamHealthIndicator],
+      providers: [
+        { provide: UPSTREAM_OPTIONS, useValue: options },
+        // The client sends through @nestjs/axios's HttpService, built over the upstream's keep-alive agent.
+        {
+          provide: HttpService,
+          useFactory: () => createUpstreamHttpService(resolveUpstreamOptions(options)),
+        },
+        UpstreamClient,
+        UpstreamHealthIndicator,
+      ],
       exports: [UpstreamClient, UpstreamHealthIndicator],
     };
   }

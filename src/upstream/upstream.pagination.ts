@@ -2,8 +2,6 @@ import { UpstreamError, type UpstreamOperation } from './upstream.error';
 import type { Page, WalkPage } from './upstream.types';
 
 export const DEFAULT_MAX_PAGES = 100_000;
-/** Consecutive empty pages that hand back the cursor they were asked with ("nothing yet, ask again"). */
-export const MAX_STALLED_PAGES = 3;
 
 function loopError(operation: UpstreamOperation, message: string): UpstreamError {
   return new UpstreamError({ code: 'BAD_RESPONSE', operation, message, attempts: 0 });
@@ -12,9 +10,9 @@ function loopError(operation: UpstreamOperation, message: string): UpstreamError
 /**
  * The contract's pagination procedure (4.8): first page without a cursor, then `next_cursor` passed back
  * unchanged with the same filters (the caller's `fetchPage` closes over them), through empty pages, until
- * `next_cursor` is null. Loops are refused with BAD_RESPONSE: a cursor from earlier in the walk, a page with
- * items that hands back its own cursor (it would serve them again), more than MAX_STALLED_PAGES empty pages
- * in a row handing back their own cursor, or more than `maxPages` pages.
+ * `next_cursor` is null. Loops are refused with BAD_RESPONSE: any `next_cursor` already used in this walk,
+ * its own included (empty page or not: the contract gives a repeated cursor no "ask again" meaning, and
+ * asking again at once could only repeat the answer), or more than `maxPages` pages.
  */
 export async function* walkPages<T>(
   operation: UpstreamOperation,
@@ -24,7 +22,6 @@ export async function* walkPages<T>(
   const seen = new Set<string>();
   let cursor: string | undefined;
   let itemsSoFar = 0;
-  let stalled = 0;
   for (let page = 1; ; page++) {
     if (page > maxPages)
       throw loopError(operation, `walk exceeded ${maxPages} pages without a null next_cursor`);
@@ -33,25 +30,13 @@ export async function* walkPages<T>(
     const next = result.nextCursor;
     yield { page, items: result.items, itemsOnPage: result.items.length, itemsSoFar, nextCursor: next };
     if (next === null) return;
-    if (next === cursor) {
-      if (result.items.length > 0) {
-        throw loopError(
-          operation,
-          `page ${page} has items but returned its own cursor as next_cursor; stopping`,
-        );
-      }
-      if (++stalled > MAX_STALLED_PAGES) {
-        throw loopError(operation, `${stalled} empty pages in a row returned the same cursor; stopping`);
-      }
-      continue;
-    }
     if (seen.has(next)) {
+      const which = next === cursor ? ' (the cursor it was asked with)' : '';
       throw loopError(
         operation,
-        `page ${page} returned a next_cursor already used in this walk; stopping instead of looping`,
+        `page ${page} returned a next_cursor already used in this walk${which}; stopping instead of looping`,
       );
     }
-    stalled = 0;
     seen.add(next);
     cursor = next;
   }

@@ -26,6 +26,18 @@ export function assertSubject(subject: unknown): asserts subject is string {
     throw new RequestShapeError('subject must be a non-empty string');
 }
 
+/**
+ * encodeURIComponent for a path segment or query value. A string with a lone surrogate has no UTF-8 form,
+ * so it cannot reach the upstream byte-exact: refused as a request error instead of a stray URIError.
+ */
+export function encodeComponent(value: string, what: string): string {
+  try {
+    return encodeURIComponent(value);
+  } catch {
+    throw new RequestShapeError(`${what} must be well-formed Unicode`);
+  }
+}
+
 function address(value: unknown, at: string): string {
   if (typeof value !== 'string' || value.length === 0)
     throw new RequestShapeError(`${at} must be a non-empty address string`);

@@ -6,13 +6,15 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { UPSTREAM_DEFAULTS } from '../../src/upstream/upstream.options';
 import { encodeInstructionBatch, encodeSubmission } from '../../src/upstream/upstream.requests';
-import { parseSignedTransaction } from '../../src/upstream/upstream.responses';
+import { parseSignedTransaction, parseSubmissionResult } from '../../src/upstream/upstream.responses';
+import { SUBMISSION_STATUSES } from '../../src/upstream/upstream.types';
 import type { InstructionBatch } from '../../src/upstream/upstream.types';
 import { makeClient, type TestClient } from './upstream-client.support';
 
 // The project's OpenAPI description of the upstream (written with the sandbox). The client's types are
 // written from the contract text; this file checks that what the client sends and accepts matches it.
 const openapi = JSON.parse(readFileSync('openapi/upstream-api-v0.3.0.openapi.json', 'utf8')) as {
+  components: { schemas: Record<string, { required?: string[]; properties?: object; enum?: unknown[] }> };
   paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
 };
 const ajv = new Ajv2020({ strict: false, allErrors: true });
@@ -30,6 +32,18 @@ const problems = (name: string, value: unknown): unknown[] => {
 };
 /** The wire form of parsed data: JSON text again (UnsafeJsonInteger → its digits, bigint never appears in raw). */
 const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
+
+const signedSample = {
+  custodialTransactionId: 'AB'.repeat(32),
+  signerAddress: 'a',
+  feePayerAddress: 'b',
+  signedTransaction: 'AQID',
+  message: 'm',
+  signature: 's',
+  feePayerSignature: 'f',
+  requiredSigners: ['a'],
+  recentBlockhash: 'h',
+};
 
 const u64 = fc.bigInt({ min: 0n, max: 2n ** 64n - 1n });
 const i64 = fc.bigInt({ min: -(2n ** 63n), max: 2n ** 63n - 1n });
@@ -194,20 +208,28 @@ describe('UpstreamClient against the OpenAPI description', () => {
   });
 
   it('what the OpenAPI description allows for a signed transaction, the client accepts (and vice versa for extras)', () => {
-    const sample = {
-      custodialTransactionId: 'AB'.repeat(32),
-      signerAddress: 'a',
-      feePayerAddress: 'b',
-      signedTransaction: 'AQID',
-      message: 'm',
-      signature: 's',
-      feePayerSignature: 'f',
-      requiredSigners: ['a'],
-      recentBlockhash: 'h',
-    };
+    const sample = signedSample;
     expect(problems('SignedTransaction', sample)).toEqual([]);
     expect(parseSignedTransaction(sample)).toEqual(sample);
     expect(schema('SignedTransaction')({ ...sample, extra: 1 })).toBe(false);
     expect(() => parseSignedTransaction({ ...sample, extra: 1 })).toThrow(/unexpected field/);
+  });
+
+  it('the strict response shapes are exactly the described ones (fields, required, status values)', () => {
+    const { schemas } = openapi.components;
+    expect(schemas.SubmissionStatus.enum).toEqual([...SUBMISSION_STATUSES, null]);
+    const signed = Object.keys(parseSignedTransaction({ ...signedSample }));
+    expect(signed.toSorted()).toEqual(Object.keys(schemas.SignedTransaction.properties ?? {}).toSorted());
+    expect(signed.toSorted()).toEqual([...(schemas.SignedTransaction.required ?? [])].toSorted());
+    const result = parseSubmissionResult({
+      custodialTransactionId: 'ab'.repeat(32),
+      transactionSignature: 's',
+      status: 'expired',
+      failureReason: 'gone',
+    });
+    expect(Object.keys(result).toSorted()).toEqual(
+      Object.keys(schemas.SubmissionResult.properties ?? {}).toSorted(),
+    );
+    expect(problems('SubmissionResult', result)).toEqual([]);
   });
 });

@@ -1,6 +1,7 @@
+import { HttpService } from '@nestjs/axios';
 import { Test } from '@nestjs/testing';
 import { HealthIndicatorService } from '@nestjs/terminus';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { MetricsModule } from '../../src/metrics/metrics.module';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
@@ -9,184 +10,19 @@ import { UpstreamHealthIndicator } from '../../src/upstream/upstream.health';
 import { UpstreamModule } from '../../src/upstream/upstream.module';
 import { runUpstreamCheck } from '../../src/upstream/upstream-check.cli';
 import {
+  CANARY,
+  SIGNED_TX,
+  cancel,
   eventually,
+  failure,
+  frozenClock,
   json,
-  makeClient,
-  startStub,
-  type StubHandler,
-  type StubServer,
-  type TestClient,
+  stubHarness,
+  signedBody,
 } from './upstream-client.support';
 
-const CANARY = 'trk_test_CANARY_s3cr3t_do_not_leak_0001';
-const SIGNED_TX = 'AQ' + 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo'.repeat(4) + '==';
-const signedBody = {
-  custodialTransactionId: 'ab'.repeat(32),
-  signerAddress: 'Signer1111',
-  feePayerAddress: 'Payer1111',
-  signedTransaction: SIGNED_TX,
-  message: 'AQID',
-  signature: 'sig1111',
-  feePayerSignature: 'sig2222',
-  requiredSigners: ['Signer1111', 'Payer1111'],
-  recentBlockhash: 'hash1111',
-};
-const cancel = {
-  instruction: 'cancel_listing_v1' as const,
-  params: [{ event_id: 18446744073709551615n, ticket_id: 9007199254740993n, canceller: 'Signer1111' }],
-};
-
-async function failure(fn: () => Promise<unknown>): Promise<UpstreamError> {
-  try {
-    await fn();
-  } catch (error) {
-    if (error instanceof UpstreamError) return error;
-    throw error;
-  }
-  throw new Error('expected an UpstreamError');
-}
-
 describe('UpstreamClient against stub servers', () => {
-  const servers: StubServer[] = [];
-  const clients: UpstreamClient[] = [];
-  const stub = async (handler: StubHandler): Promise<StubServer> => {
-    const server = await startStub(handler);
-    servers.push(server);
-    return server;
-  };
-  const client = (
-    server: StubServer,
-    overrides: Parameters<typeof makeClient>[2] = {},
-    key = CANARY,
-  ): TestClient => {
-    const t = makeClient(server.url, key, overrides);
-    clients.push(t.client);
-    return t;
-  };
-  afterEach(async () => {
-    for (const c of clients.splice(0)) c.close();
-    await Promise.all(servers.splice(0).map((s) => s.close()));
-  });
-
-  describe('pagination', () => {
-    it('passes the cursor back byte-exact (encoded once) with the same filters on every page', async () => {
-      const weird = 'a+b/c=d e%25&x?y#z~ü.';
-      const server = await stub((req, res, _body, hit) =>
-        json(res, 200, {
-          items: [{ event_id: String(hit), ticket_id: '1', ask_price_minor: '5' }],
-          next_cursor: hit === 1 ? weird : null,
-        }),
-      );
-      const t = client(server);
-      const pages = [];
-      for await (const page of t.client.walkActiveListings({ limit: 3, eventId: 18446744073709551615n }))
-        pages.push(page);
-      expect(pages.map((p) => [p.page, p.itemsSoFar])).toEqual([
-        [1, 1],
-        [2, 2],
-      ]);
-      const urls = server.hits.map((h) => new URL(h.url, server.url));
-      expect(urls[1].searchParams.get('cursor')).toBe(weird);
-      expect(server.hits[1].url).toContain(`cursor=${encodeURIComponent(weird)}`);
-      for (const url of urls) {
-        expect(url.searchParams.get('eventId')).toBe('18446744073709551615');
-        expect(url.searchParams.get('limit')).toBe('3');
-      }
-      expect(urls[0].searchParams.has('cursor')).toBe(false);
-    });
-
-    it('detects a cursor that comes back (A → B → A) instead of looping forever', async () => {
-      const server = await stub((_req, res, _body, hit) =>
-        json(res, 200, {
-          items: [{ event_id: '1', name: 'n', start_at: 's' }],
-          next_cursor: hit % 2 === 1 ? 'A' : 'B',
-        }),
-      );
-      const t = client(server);
-      const error = await failure(async () => {
-        for await (const page of t.client.walkUpcomingEvents({ limit: 1 }))
-          expect(page.page).toBeLessThan(10);
-      });
-      expect(error.code).toBe('BAD_RESPONSE');
-      expect(server.hits).toHaveLength(3);
-    });
-
-    it('detects a page with items that returns its own cursor', async () => {
-      const server = await stub((_req, res) =>
-        json(res, 200, { items: [{ event_id: '1', name: 'n', start_at: 's' }], next_cursor: 'same' }),
-      );
-      const t = client(server);
-      const error = await failure(async () => {
-        for await (const page of t.client.walkUpcomingEvents()) expect(page.page).toBeLessThan(10);
-      });
-      expect(error.code).toBe('BAD_RESPONSE');
-      expect(server.hits).toHaveLength(2);
-    });
-
-    it('tolerates a few empty pages handing back their cursor, then refuses to stall forever', async () => {
-      const server = await stub((_req, res, _body, hit) =>
-        json(res, 200, { items: [], next_cursor: hit === 1 ? 'c1' : 'c1' }),
-      );
-      const t = client(server);
-      const error = await failure(async () => {
-        for await (const page of t.client.walkUpcomingEvents()) expect(page.page).toBeLessThan(10);
-      });
-      expect(error.code).toBe('BAD_RESPONSE');
-      expect(server.hits).toHaveLength(5);
-    });
-
-    it('continues through empty pages until next_cursor is null', async () => {
-      const script = [
-        { items: [{ event_id: '1', name: 'a', start_at: 's' }], next_cursor: 'p2' },
-        { items: [], next_cursor: 'p3' },
-        { items: [], next_cursor: 'p4' },
-        { items: [{ event_id: '2', name: 'b', start_at: 's' }], next_cursor: null },
-      ];
-      const server = await stub((_req, res, _body, hit) => json(res, 200, script[hit - 1]));
-      const t = client(server);
-      const ids: (bigint | null)[] = [];
-      for await (const page of t.client.walkUpcomingEvents({ limit: 1 }))
-        ids.push(...page.items.map((i) => i.eventId));
-      expect(ids).toEqual([1n, 2n]);
-      expect(server.hits).toHaveLength(4);
-    });
-  });
-
-  describe('precision', () => {
-    it('refuses a JSON integer identifier beyond 2^53-1 (BAD_RESPONSE) instead of rounding it', async () => {
-      const server = await stub((_req, res) =>
-        json(
-          res,
-          200,
-          '{"items":[{"event_id":9007199254740993,"name":"x","start_at":"s"}],"next_cursor":null}',
-        ),
-      );
-      const error = await failure(() => client(server).client.listUpcomingEvents());
-      expect(error.code).toBe('BAD_RESPONSE');
-      expect(error.message).toContain('event_id');
-    });
-
-    it('keeps a big integer in an unknown field exactly', async () => {
-      const server = await stub((_req, res) =>
-        json(
-          res,
-          200,
-          '{"items":[{"event_id":"7","name":"x","start_at":"s","seq":123456789012345678901}],"next_cursor":null}',
-        ),
-      );
-      const page = await client(server).client.listUpcomingEvents();
-      expect(JSON.stringify(page.items[0].raw)).toContain('"seq":"123456789012345678901"');
-    });
-
-    it('sends identifiers as exact decimal strings', async () => {
-      const server = await stub((_req, res) => json(res, 200, signedBody));
-      await client(server).client.signUserTransaction('subject/with space', cancel, 'order-1');
-      expect(server.hits[0].url).toBe('/wallets/users/subject%2Fwith%20space/signatures');
-      expect(server.hits[0].body).toContain(
-        '"event_id":"18446744073709551615","ticket_id":"9007199254740993"',
-      );
-    });
-  });
+  const { stub, client } = stubHarness();
 
   describe('status classes not produced by the sandbox', () => {
     it.each([
@@ -205,6 +41,27 @@ describe('UpstreamClient against stub servers', () => {
       expect([error.code, error.status, error.attempts]).toEqual([code, status, attempts]);
       expect(server.hits).toHaveLength(attempts);
     });
+
+    it.each([
+      [204, true],
+      [302, true],
+      [501, true],
+      [400, false],
+      [409, false],
+    ])(
+      'a write answered %d: outcomeUnknown=%s (only a 4xx proves it did not run)',
+      async (status, unknown) => {
+        const server = await stub((_req, res) => {
+          res.writeHead(status);
+          res.end();
+        });
+        const t = client(server);
+        const submit = await failure(() => t.client.submitTransaction({ signedTransaction: SIGNED_TX }));
+        const sign = await failure(() => t.client.signUserTransaction('s1', cancel, 'order-2xx'));
+        expect([submit.outcomeUnknown, sign.outcomeUnknown]).toEqual([unknown, unknown]);
+        expect([submit.attempts, sign.attempts]).toEqual([1, 1]);
+      },
+    );
 
     it('retries signing with the same idempotency key and the same body, never a new key', async () => {
       const server = await stub((_req, res, _body, hit) =>
@@ -378,6 +235,19 @@ describe('UpstreamClient against stub servers', () => {
       expect(JSON.stringify(down)).not.toContain(CANARY);
     });
 
+    it('a cached 401 verdict is reused for the TTL: readiness probes do not each hit the upstream', async () => {
+      const server = await stub((_req, res) => json(res, 401, ''));
+      const t = client(server, { keyCheckTtlMs: 60_000, clock: frozenClock() });
+      const sut = new UpstreamHealthIndicator(t.client, new HealthIndicatorService());
+      for (let probe = 0; probe < 3; probe++) {
+        expect((await sut.check('upstream', 1_000)).upstream).toMatchObject({
+          status: 'down',
+          key: 'rejected',
+        });
+      }
+      expect(server.hits).toHaveLength(1);
+    });
+
     it('an unreachable upstream is reported but keeps readiness up unless configured otherwise', async () => {
       const server = await stub((_req, res) => json(res, 503, {}));
       const lenient = new UpstreamHealthIndicator(client(server).client, new HealthIndicatorService());
@@ -406,6 +276,10 @@ describe('UpstreamClient against stub servers', () => {
       try {
         expect((await moduleRef.get(UpstreamClient).verifyKey()).ok).toBe(true);
         expect(moduleRef.get(UpstreamHealthIndicator)).toBeInstanceOf(UpstreamHealthIndicator);
+        // Requests go through @nestjs/axios's HttpService, configured for the upstream (no redirects).
+        const http = moduleRef.get(HttpService);
+        expect(http.axiosRef.defaults.baseURL).toBe(server.url);
+        expect(http.axiosRef.defaults.maxRedirects).toBe(0);
         expect(await moduleRef.get(MetricsService).render()).toContain(
           'upstream_requests_total{operation="verifyKey",status="200"} 1',
         );

@@ -1,7 +1,9 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
+import { afterEach } from 'vitest';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
+import { UpstreamError } from '../../src/upstream/upstream.error';
 import type { UpstreamClock } from '../../src/upstream/upstream.clock';
 import type { UpstreamLogger } from '../../src/upstream/upstream.logger';
 import type { UpstreamOptions } from '../../src/upstream/upstream.options';
@@ -129,4 +131,68 @@ export async function eventually(predicate: () => boolean, timeoutMs = 2_000): P
     if (Date.now() > until) throw new Error('condition not reached in time');
     await new Promise((resolve) => setTimeout(resolve, 10));
   }
+}
+
+/** Runs `fn`, which must fail with an UpstreamError, and returns that error. */
+export async function failure(fn: () => Promise<unknown>): Promise<UpstreamError> {
+  try {
+    await fn();
+  } catch (error) {
+    if (error instanceof UpstreamError) return error;
+    throw error;
+  }
+  throw new Error('expected an UpstreamError');
+}
+
+/** A clock that never moves (ties between "a 401 was seen" and "the verdict was taken" are certain). */
+export function frozenClock(atMs = 1_000_000): UpstreamClock {
+  return { now: () => atMs, sleep: async () => undefined };
+}
+
+/** A fake key: it must appear in no log line, error or metric. */
+export const CANARY = 'trk_test_CANARY_s3cr3t_do_not_leak_0001';
+export const SIGNED_TX = 'AQ' + 'QUJDREVGR0hJSktMTU5PUFFSU1RVVldYWVo'.repeat(4) + '==';
+/** A valid signed-transaction response (contract 2.3). */
+export const signedBody = {
+  custodialTransactionId: 'ab'.repeat(32),
+  signerAddress: 'Signer1111',
+  feePayerAddress: 'Payer1111',
+  signedTransaction: SIGNED_TX,
+  message: 'AQID',
+  signature: 'sig1111',
+  feePayerSignature: 'sig2222',
+  requiredSigners: ['Signer1111', 'Payer1111'],
+  recentBlockhash: 'hash1111',
+};
+export const cancel = {
+  instruction: 'cancel_listing_v1' as const,
+  params: [{ event_id: 18446744073709551615n, ticket_id: 9007199254740993n, canceller: 'Signer1111' }],
+};
+
+/**
+ * Stub servers and clients for one spec file, all closed after each test. `client` uses CANARY as the key
+ * unless told otherwise.
+ */
+export function stubHarness(): {
+  stub: (handler: StubHandler) => Promise<StubServer>;
+  client: (server: StubServer, overrides?: Partial<UpstreamOptions>, key?: string) => TestClient;
+} {
+  const servers: StubServer[] = [];
+  const clients: UpstreamClient[] = [];
+  afterEach(async () => {
+    for (const c of clients.splice(0)) c.close();
+    await Promise.all(servers.splice(0).map((s) => s.close()));
+  });
+  return {
+    stub: async (handler) => {
+      const server = await startStub(handler);
+      servers.push(server);
+      return server;
+    },
+    client: (server, overrides = {}, key = CANARY) => {
+      const t = makeClient(server.url, key, overrides);
+      clients.push(t.client);
+      return t;
+    },
+  };
 }
