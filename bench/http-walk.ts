@@ -1,21 +1,5 @@
-import { Agent, request } from 'node:http';
-
-export function httpGet(agent: Agent, url: URL, headers: Record<string, string> = {}): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (chunk: Buffer) => chunks.push(chunk));
-      res.on('end', () => {
-        const body = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode === 200) resolve(body);
-        else reject(new Error(`GET ${url.pathname} answered ${res.statusCode}`));
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end();
-  });
-}
+import { Agent } from 'node:http';
+import { httpGet } from '../src/sandbox/sandbox.bench';
 
 export interface Rate {
   items: number;

@@ -1,8 +1,8 @@
 import { Agent } from 'node:http';
 import Fastify from 'fastify';
-import { benchSandboxListings } from '../src/sandbox/sandbox.bench';
+import { benchSandboxListings, httpGet } from '../src/sandbox/sandbox.bench';
 import { startSandbox } from '../src/sandbox/sandbox.server';
-import { httpGet, walkStaticPages } from './http-walk';
+import { walkStaticPages } from './http-walk';
 import type { BenchReport } from './report';
 
 const PAGE_SIZE = 1000;

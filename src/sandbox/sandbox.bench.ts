@@ -18,9 +18,10 @@ export interface SandboxBenchResult {
   rssMb: number;
 }
 
-function get(agent: Agent, url: URL, apiKey: string): Promise<string> {
+/** GET over a given agent; resolves the body text of a 200, rejects on anything else. */
+export function httpGet(agent: Agent, url: URL, headers: Record<string, string> = {}): Promise<string> {
   return new Promise((resolve, reject) => {
-    const req = request(url, { agent, headers: { 'x-api-key': apiKey } }, (res) => {
+    const req = request(url, { agent, headers }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (chunk: Buffer) => chunks.push(chunk));
       res.on('end', () => {
@@ -58,7 +59,7 @@ export async function benchSandboxListings(opts: SandboxBenchOptions): Promise<S
       const url = new URL(`${sandbox.url}/indexer/listings/active`);
       url.searchParams.set('limit', String(pageSize));
       if (cursor !== null) url.searchParams.set('cursor', cursor);
-      const page = JSON.parse(await get(agent, url, sandbox.admin.apiKey)) as {
+      const page = JSON.parse(await httpGet(agent, url, { 'x-api-key': sandbox.admin.apiKey })) as {
         items: unknown[];
         next_cursor: string | null;
       };
