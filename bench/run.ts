@@ -1,5 +1,6 @@
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
+import { benchUpstreamWalk } from './upstream-walk.bench';
 
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
@@ -8,7 +9,10 @@ import { benchSandbox } from './sandbox-listings.bench';
  */
 async function main(): Promise<number> {
   const listings = Number(process.env.BENCH_LISTINGS ?? 1_000_000);
-  const benches: (() => Promise<BenchReport>)[] = [() => benchSandbox(listings)];
+  const benches: (() => Promise<BenchReport>)[] = [
+    () => benchSandbox(listings),
+    () => benchUpstreamWalk(Math.min(listings, 200_000)),
+  ];
   let ok = true;
   for (const bench of benches) ok = printReport(await bench()) && ok;
   return ok ? 0 : 1;

@@ -1,0 +1,85 @@
+import { Agent } from 'node:http';
+import pino from 'pino';
+import { httpGet } from '../src/sandbox/sandbox.bench';
+import { startSandbox } from '../src/sandbox/sandbox.server';
+import { UpstreamClient } from '../src/upstream/upstream.client';
+import type { BenchReport } from './report';
+
+const PAGE_SIZE = 1000;
+
+/** Baseline: the same walk with a bare GET + JSON.parse per page (no validation, no bigint decoding). */
+async function rawWalk(baseUrl: string, apiKey: string): Promise<{ items: number; seconds: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  let items = 0;
+  let cursor: string | null = null;
+  const started = process.hrtime.bigint();
+  try {
+    do {
+      const url = new URL(`${baseUrl}/indexer/listings/active`);
+      url.searchParams.set('limit', String(PAGE_SIZE));
+      if (cursor !== null) url.searchParams.set('cursor', cursor);
+      const page = JSON.parse(await httpGet(agent, url, { 'x-api-key': apiKey })) as {
+        items: unknown[];
+        next_cursor: string | null;
+      };
+      items += page.items.length;
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+  } finally {
+    agent.destroy();
+  }
+  return { items, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+async function clientWalk(client: UpstreamClient): Promise<{ items: number; seconds: number }> {
+  let items = 0;
+  const started = process.hrtime.bigint();
+  for await (const page of client.walkActiveListings({ limit: PAGE_SIZE })) items += page.items.length;
+  return { items, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+}
+
+/**
+ * What the upstream client's safety costs on the sync path: walking every active listing through
+ * UpstreamClient (precision-safe JSON, bigint decoding, item validation, limiter, breaker, per-attempt
+ * logs at `warn`) vs a bare GET + JSON.parse walk of the same sandbox in the same run.
+ */
+export async function benchUpstreamWalk(listings: number): Promise<BenchReport> {
+  const sandbox = await startSandbox({
+    port: 0,
+    seed: 'bench',
+    events: 200,
+    listings,
+    maxPageLimit: PAGE_SIZE,
+  });
+  const client = new UpstreamClient({
+    baseUrl: sandbox.url,
+    apiKey: sandbox.admin.apiKey,
+    environment: 'sandbox',
+    rateLimit: { ratePerSecond: 10_000 },
+    logger: pino({ level: 'warn' }),
+  });
+  try {
+    const raw = await rawWalk(sandbox.url, sandbox.admin.apiKey);
+    const typed = await clientWalk(client);
+    const rawRate = raw.items / raw.seconds;
+    const typedRate = typed.items / typed.seconds;
+    return {
+      name: `upstream client: walk ${listings.toLocaleString('en')} listings at limit=${PAGE_SIZE}`,
+      rows: [
+        ['client items/s (validated, bigint)', Math.round(typedRate).toLocaleString('en')],
+        ['baseline items/s (GET + JSON.parse)', Math.round(rawRate).toLocaleString('en')],
+        ['ratio client / baseline', (typedRate / rawRate).toFixed(2)],
+      ],
+      targets: [
+        {
+          what: 'client walks every listing exactly as the raw walk',
+          ok: typed.items === raw.items && raw.items === listings,
+        },
+        { what: 'client keeps >= 40% of the raw walk rate', ok: typedRate / rawRate >= 0.4 },
+      ],
+    };
+  } finally {
+    client.close();
+    await sandbox.close();
+  }
+}
