@@ -1,12 +1,7 @@
 import { applyDecorators, SetMetadata } from '@nestjs/common';
 import type { Reflector } from '@nestjs/core';
-import {
-  ApiBearerAuth,
-  ApiForbiddenResponse,
-  ApiSecurity,
-  ApiTooManyRequestsResponse,
-  ApiUnauthorizedResponse,
-} from '@nestjs/swagger';
+import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
+import { ApiErrorResponse } from '../common/openapi';
 import type { AuthConfig } from '../config/auth.config';
 import type { Scope } from './scopes';
 
@@ -25,18 +20,21 @@ export type AccessPolicy =
 
 export const ACCESS_POLICY = 'bff:access-policy';
 
-const errorRef = { $ref: '#/components/schemas/ErrorResponse' };
-
-function documented(): MethodDecorator & ClassDecorator {
+/** The key headers and the answers every keyed route can give; `when` qualifies them (e.g. /metrics). */
+function documented(when = ''): MethodDecorator & ClassDecorator {
   return applyDecorators(
     ApiBearerAuth(),
     ApiSecurity('x-api-key'),
-    ApiUnauthorizedResponse({ description: 'Missing, malformed, unknown or revoked key', schema: errorRef }),
-    ApiTooManyRequestsResponse({
-      description: 'Rate limit of this client exceeded (Retry-After)',
-      schema: errorRef,
-    }),
+    ApiErrorResponse(401, `UNAUTHORIZED: missing, malformed, unknown or revoked key${when}`),
+    ApiErrorResponse(
+      429,
+      `RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After)${when}`,
+    ),
   );
+}
+
+function forbidden(scope: Scope, when = ''): MethodDecorator & ClassDecorator {
+  return ApiErrorResponse(403, `FORBIDDEN: the key lacks the ${scope} scope${when}`);
 }
 
 /** No key needed (health probes). */
@@ -57,13 +55,20 @@ export function RequireScope(scope: Scope): MethodDecorator & ClassDecorator {
   return applyDecorators(
     SetMetadata(ACCESS_POLICY, { kind: 'scope', scope } satisfies AccessPolicy),
     documented(),
-    ApiForbiddenResponse({ description: `The key lacks the ${scope} scope`, schema: errorRef }),
+    forbidden(scope),
   );
 }
 
 /** Public when the AuthConfig switch is on, else requires `otherwise` (e.g. /metrics). */
 export function PublicIf(flag: PublicSwitch, otherwise: Scope): MethodDecorator & ClassDecorator {
-  return SetMetadata(ACCESS_POLICY, { kind: 'public-if', flag, otherwise } satisfies AccessPolicy);
+  const when = ` (only when ${flag}=false)`;
+  return applyDecorators(
+    SetMetadata(ACCESS_POLICY, { kind: 'public-if', flag, otherwise } satisfies AccessPolicy),
+    // `{}` first: no key is needed by default; a key with `otherwise` when the switch is off.
+    ApiSecurity({}),
+    documented(when),
+    forbidden(otherwise, when),
+  );
 }
 
 /** The declared policy of a handler (method first, then its controller class); undefined if none. */

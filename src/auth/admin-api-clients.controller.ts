@@ -1,12 +1,7 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
-import {
-  ApiCreatedResponse,
-  ApiNotFoundResponse,
-  ApiOkResponse,
-  ApiOperation,
-  ApiTags,
-} from '@nestjs/swagger';
+import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/app-error';
+import { ApiErrorResponse } from '../common/openapi';
 import { RequireScope } from './access.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { decodeApiClientCursor, encodeApiClientCursor } from './api-client.cursor';
@@ -70,7 +65,7 @@ export class AdminApiClientsController {
   @Get(':id')
   @ApiOperation({ summary: 'One key issued by the calling admin client (no secret)' })
   @ApiOkResponse({ type: ApiClientResponseDto })
-  @ApiNotFoundResponse({ description: 'No such key issued by this client' })
+  @ApiErrorResponse(404, 'NOT_FOUND: no key with this id was issued by the calling client')
   async get(
     @CurrentClient() caller: ClientContext,
     @Param('id', clientId) id: string,
@@ -86,7 +81,7 @@ export class AdminApiClientsController {
     summary: 'Revoke a key issued by the calling admin client (effective on the next request)',
   })
   @ApiOkResponse({ type: ApiClientResponseDto })
-  @ApiNotFoundResponse({ description: 'No such key issued by this client' })
+  @ApiErrorResponse(404, 'NOT_FOUND: no key with this id was issued by the calling client')
   async revoke(
     @CurrentClient() caller: ClientContext,
     @Param('id', clientId) id: string,

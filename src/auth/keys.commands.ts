@@ -8,6 +8,7 @@ import { generateApiKey } from './api-key';
 import { ApiClientEntity } from './api-client.entity';
 import { ApiClientRepository, type ListPosition } from './api-client.repository';
 import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
+import { ApiClientResponseDto } from './dto/api-client.response.dto';
 import { parseScopeList, SCOPES } from './scopes';
 
 export interface KeysIo {
@@ -26,19 +27,6 @@ scopes: ${SCOPES.join(', ')} (admin implies all)`;
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 class UsageError extends Error {}
-
-function viewJson(view: ApiClientView): Record<string, unknown> {
-  return {
-    id: view.id,
-    name: view.name,
-    keyPrefix: view.keyPrefix,
-    scopes: view.scopes,
-    createdBy: view.createdBy,
-    createdAt: view.createdAt.toISOString(),
-    revokedAt: view.revokedAt?.toISOString() ?? null,
-    lastUsedAt: view.lastUsedAt?.toISOString() ?? null,
-  };
-}
 
 function table(views: ApiClientView[]): string {
   const rows = [
@@ -134,7 +122,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
       }
       const issued = await withService(env, (service) => service.issue(name, scopes));
       if (values.json) {
-        io.out(JSON.stringify({ ...viewJson(issued.client), key: issued.key }));
+        io.out(JSON.stringify(Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key })));
       } else {
         io.out(
           `created API client ${issued.client.id} (${issued.client.name}), scopes: ${issued.client.scopes.join(', ')}\n` +
@@ -145,7 +133,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
     }
     case 'list': {
       const views = await withService(env, listAll);
-      io.out(values.json ? JSON.stringify(views.map(viewJson)) : table(views));
+      io.out(values.json ? JSON.stringify(views.map((v) => ApiClientResponseDto.from(v))) : table(views));
       return 0;
     }
     case 'revoke': {

@@ -28,6 +28,30 @@ describe('createRootLogger', () => {
     expect(lines.join('')).toContain('[REDACTED]');
   });
 
+  it.each([
+    ['a top-level x-api-key', { 'x-api-key': 'canary-a' }],
+    ['a top-level cookie', { cookie: 'canary-b' }],
+    ['a nested cookie', { request: { cookie: 'canary-c' } }],
+    ['a nested x-api-key', { upstream: { 'x-api-key': 'canary-d' } }],
+    ['a set-cookie header', { res: { headers: { 'set-cookie': 'canary-e' } } }],
+    ['response headers', { response: { headers: { 'set-cookie': 'canary-f' } } }],
+    ['an error next to headers', { err: new Error('boom'), headers: { authorization: 'canary-g' } }],
+  ])('redacts %s', (_name, record) => {
+    const { lines, stream } = capture();
+    const sut = createRootLogger(loadAppConfig({}), stream);
+    sut.error(record, 'logged');
+    expect(lines.join('')).toContain('"msg":"logged"');
+    expect(lines.join('')).not.toMatch(/canary-/);
+  });
+
+  it('redacts configured fields inside logged errors', () => {
+    const { lines, stream } = capture();
+    const sut = createRootLogger(loadAppConfig({ LOG_REDACT_PATHS: 'order.buyerEmail' }), stream);
+    sut.error({ err: new Error('checkout failed'), order: { buyerEmail: 'canary-h' } }, 'logged');
+    expect(lines.join('')).toContain('checkout failed');
+    expect(lines.join('')).not.toMatch(/canary-/);
+  });
+
   it('serializes errors without their attached request config', () => {
     const error = Object.assign(new Error('request failed'), {
       code: 'ECONNRESET',

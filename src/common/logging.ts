@@ -1,38 +1,31 @@
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { AppConfig } from '../config/app.config';
 
-/**
- * Paths pino blanks out wherever they appear in a log object. Request lines are built by hand and
- * never include headers; these paths are the second line of defence for anything logged ad hoc.
- */
-export const BUILT_IN_REDACT_PATHS = [
-  'req.headers.authorization',
-  'req.headers["x-api-key"]',
-  'req.headers.cookie',
-  'res.headers["set-cookie"]',
-  'headers.authorization',
-  'headers["x-api-key"]',
-  'headers.cookie',
-  '*.headers.authorization',
-  '*.headers["x-api-key"]',
-  '*.headers.cookie',
+/** Field names that hold secrets wherever they appear: headers and the service's own secret fields. */
+const SECRET_FIELDS = [
   'authorization',
+  'x-api-key',
+  'cookie',
+  'set-cookie',
   'apiKey',
+  'api_key',
   'password',
   'secret',
   'token',
   'claimUrl',
+  'claim_url',
   'signedTransaction',
-  '*.authorization',
-  '*.apiKey',
-  '*.api_key',
-  '*.password',
-  '*.secret',
-  '*.token',
-  '*.claimUrl',
-  '*.claim_url',
-  '*.signedTransaction',
 ];
+
+/**
+ * Paths pino blanks out in every log object: each secret field at the top level and up to two levels
+ * down (`req.headers.authorization`, `upstream.apiKey`). Request lines are built by hand and never
+ * include headers; these paths are the second line of defence for anything logged ad hoc.
+ */
+export const BUILT_IN_REDACT_PATHS = SECRET_FIELDS.flatMap((field) => {
+  const key = `["${field}"]`;
+  return [key, `*${key}`, `*.*${key}`];
+});
 
 /**
  * Errors from HTTP clients carry their request config (headers included); pino's default serializer

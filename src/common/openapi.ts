@@ -1,5 +1,11 @@
 import type { INestApplication } from '@nestjs/common';
-import { DocumentBuilder, SwaggerModule, type OpenAPIObject } from '@nestjs/swagger';
+import {
+  ApiResponse,
+  DocumentBuilder,
+  SwaggerModule,
+  type OpenAPIObject,
+  type OperationObject,
+} from '@nestjs/swagger';
 import { ERROR_HTTP_STATUS } from './app-error';
 
 const ERROR_SCHEMA = {
@@ -13,7 +19,9 @@ const ERROR_SCHEMA = {
         code: { type: 'string', enum: Object.keys(ERROR_HTTP_STATUS), example: 'VALIDATION_FAILED' },
         message: { type: 'string', example: 'Invalid request: limit' },
         details: {
-          description: 'For VALIDATION_FAILED: one entry per offending field',
+          description:
+            'VALIDATION_FAILED: one entry per offending field; FORBIDDEN: `{ requiredScope }`; ' +
+            'SERVICE_UNAVAILABLE (readiness): the check report',
           example: [{ field: 'limit', problems: ['limit must not be greater than 500'] }],
         },
         requestId: { type: 'string', example: '9f0c5e0e-2b1a-4a51-9d3c-1f1f6f1f2a3b' },
@@ -21,6 +29,38 @@ const ERROR_SCHEMA = {
     },
   },
 } as const;
+
+const ERROR_RESPONSE_REF = { $ref: '#/components/schemas/ErrorResponse' };
+
+/** Documents an error answer of one route (its status and when it happens) with the one error shape. */
+export function ApiErrorResponse(status: number, description: string): MethodDecorator & ClassDecorator {
+  return ApiResponse({ status, description, schema: ERROR_RESPONSE_REF });
+}
+
+/**
+ * Errors every route can answer because of the global validation pipe, body parser and exception
+ * filter rather than anything its controller declares; added to each operation they apply to.
+ */
+function addGlobalErrorResponses(operation: OperationObject): void {
+  const add = (status: number, description: string): void => {
+    operation.responses[status] ??= {
+      description,
+      content: { 'application/json': { schema: ERROR_RESPONSE_REF } },
+    };
+  };
+  // Path ids are not validated into 400s: a malformed id is the same 404 as an unknown one.
+  const validated = operation.parameters?.some((p) => 'in' in p && p.in !== 'path');
+  if (validated || operation.requestBody) {
+    add(400, 'VALIDATION_FAILED: `details` names every offending field (unknown fields included)');
+  }
+  if (operation.requestBody) {
+    add(413, 'PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES');
+    add(415, 'UNSUPPORTED_MEDIA_TYPE: send application/json');
+  }
+  add(500, 'INTERNAL: an unexpected error (never with internals; quote the requestId)');
+}
+
+const HTTP_METHODS = ['get', 'put', 'post', 'delete', 'options', 'head', 'patch', 'trace'] as const;
 
 export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   const config = new DocumentBuilder()
@@ -40,6 +80,12 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
   document.components ??= {};
   document.components.schemas ??= {};
   document.components.schemas.ErrorResponse = ERROR_SCHEMA as never;
+  for (const item of Object.values(document.paths)) {
+    for (const method of HTTP_METHODS) {
+      const operation = item[method];
+      if (operation) addGlobalErrorResponses(operation);
+    }
+  }
   return document;
 }
 

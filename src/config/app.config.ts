@@ -1,16 +1,11 @@
 import { Transform, Type } from 'class-transformer';
 import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { validateEnvClass } from './validate-env';
+import { envBoolean, validateEnvClass } from './validate-env';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
 const NODE_ENVS = ['development', 'production', 'test'] as const;
 
-const toBoolean = ({ value }: { value: unknown }): unknown => {
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  return value;
-};
 const toList = ({ value }: { value: unknown }): unknown =>
   typeof value === 'string'
     ? value
@@ -20,8 +15,8 @@ const toList = ({ value }: { value: unknown }): unknown =>
     : value;
 
 /**
- * Every environment variable the service reads, declared once. `.env.example` documents each one;
- * keep the two in step (a unit test compares them).
+ * The service's own variables (HTTP, database, logs, docs). Auth, upstream and sandbox variables have
+ * their own classes; `.env.example` documents every class's variables (a unit test compares them).
  */
 export class AppConfig {
   @IsIn(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` })
@@ -54,7 +49,7 @@ export class AppConfig {
   @IsString({ each: true })
   LOG_REDACT_PATHS: string[] = [];
 
-  @Transform(toBoolean)
+  @Transform(envBoolean)
   @IsBoolean({ message: 'MIGRATIONS_RUN must be true or false' })
   MIGRATIONS_RUN = true;
 
@@ -82,7 +77,7 @@ export class AppConfig {
   @Max(10 * 1024 * 1024)
   BODY_LIMIT_BYTES = 64 * 1024;
 
-  @Transform(toBoolean)
+  @Transform(envBoolean)
   @IsBoolean({ message: 'DOCS_ENABLED must be true or false' })
   @IsOptional()
   DOCS_ENABLED?: boolean;

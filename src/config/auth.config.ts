@@ -10,13 +10,7 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
-import { ConfigValidationError, validateEnvClass } from './validate-env';
-
-const toBoolean = ({ value }: { value: unknown }): unknown => {
-  if (value === 'true' || value === '1') return true;
-  if (value === 'false' || value === '0') return false;
-  return value;
-};
+import { ConfigValidationError, envBoolean, validateEnvClass } from './validate-env';
 
 /**
  * Used outside production when API_KEY_PEPPER is unset, so a fresh checkout (service and `npm run
@@ -64,7 +58,7 @@ export class AuthConfig {
   API_KEY_CACHE_TTL_MS = 2000;
 
   /** `GET /metrics` without a key (true) or with the `admin` scope only (false). */
-  @Transform(toBoolean)
+  @Transform(envBoolean)
   @IsBoolean({ message: 'METRICS_PUBLIC must be true or false' })
   METRICS_PUBLIC = true;
 
@@ -94,30 +88,12 @@ export class AuthConfig {
   pepper = '';
 }
 
-/** Every variable AuthConfig reads (`.env.example` documents each one; a unit test checks). */
-export const AUTH_ENV_VARS = [
-  'API_KEY_PEPPER',
-  'BFF_BOOTSTRAP_API_KEY',
-  'API_KEY_CACHE_TTL_MS',
-  'METRICS_PUBLIC',
-  'RATE_LIMIT_WINDOW_MS',
-  'RATE_LIMIT_DEFAULT',
-  'RATE_LIMIT_CATALOG_READ',
-  'RATE_LIMIT_LISTINGS_WRITE',
-  'RATE_LIMIT_ORDERS_WRITE',
-  'RATE_LIMIT_TRANSACTIONS_WRITE',
-  'RATE_LIMIT_ADMIN',
-] as const;
-
 /**
  * Reads and validates the auth variables once (throws ConfigValidationError naming every bad one).
  * `NODE_ENV` is read from the same environment: production requires API_KEY_PEPPER.
  */
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
-  // Only this module's variables reach the instance: the rest of the environment (other secrets
-  // included) must not ride along on a config object that might be logged or inspected.
-  const own = Object.fromEntries(AUTH_ENV_VARS.map((name) => [name, env[name]]));
-  const config = validateEnvClass(AuthConfig, own);
+  const config = validateEnvClass(AuthConfig, env);
   const production = env.NODE_ENV === 'production';
   if (production && !config.API_KEY_PEPPER) {
     throw new ConfigValidationError([

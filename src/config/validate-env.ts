@@ -9,6 +9,13 @@ export class ConfigValidationError extends Error {
   }
 }
 
+/** class-transformer `@Transform` for boolean variables: true/1 and false/0; anything else fails validation. */
+export const envBoolean = ({ value }: { value: unknown }): unknown => {
+  if (value === 'true' || value === '1') return true;
+  if (value === 'false' || value === '0') return false;
+  return value;
+};
+
 function describe(error: ValidationError): string {
   const expected = Object.values(error.constraints ?? {}).join('; ');
   return `${error.property}: ${expected}`;

@@ -3,8 +3,8 @@ import { Client } from 'pg';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key';
-import { bearer, issueTestKey, startAuthTestApp } from '../support/auth-helpers';
-import type { TestApp } from '../support/test-app';
+import { bearer, issueTestKey } from '../support/auth-helpers';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 interface Column {
   table_schema: string;
@@ -60,7 +60,7 @@ describe('canary secrets never leak (e2e)', () => {
   };
 
   beforeAll(async () => {
-    t = await startAuthTestApp({
+    t = await startTestApp({
       BFF_BOOTSTRAP_API_KEY: canaryKey,
       UPSTREAM_API_KEY: upstreamCanary,
       API_KEY_PEPPER: pepperCanary,

@@ -1,13 +1,19 @@
 import { spawn } from 'node:child_process';
-import { chmod, mkdtemp, readFile, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_PATTERN } from '../../src/auth/api-key';
-import { bearer, startAuthTestApp } from '../support/auth-helpers';
-import { isRunning, postmasterPid, spawnService, waitForExit } from '../support/service-process';
-import type { TestApp } from '../support/test-app';
+import { bearer } from '../support/auth-helpers';
+import {
+  isRunning,
+  postmasterPid,
+  spawnService,
+  useTempDataDir,
+  waitForExit,
+  waitUntil,
+} from '../support/service-process';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 interface CliResult {
   code: number | null;
@@ -43,20 +49,11 @@ function keyIn(text: string): string {
   return key;
 }
 
-async function until(check: () => Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
-}
-
 describe('npm run keys against DATABASE_URL (e2e)', () => {
   let t: TestApp;
   let env: Record<string, string>;
   beforeAll(async () => {
-    t = await startAuthTestApp();
+    t = await startTestApp();
     env = { NODE_ENV: 'test', DATABASE_URL: t.databaseUrl };
   });
   afterAll(async () => {
@@ -85,7 +82,7 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
     const revoked = await keysCli(['revoke', me.body.id as string], env);
     expect(revoked.code).toBe(0);
     // The key was verified (and cached) just above: the documented bound is API_KEY_CACHE_TTL_MS <= 5 s.
-    const waited = await until(
+    const waited = await waitUntil(
       async () => (await http().get('/v1/me').set(bearer(key))).status === 401,
       5000,
     );
@@ -113,18 +110,10 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
 });
 
 describe('npm run keys with the embedded database, service running or not (e2e)', () => {
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'bff-keys-'));
-    await chmod(dataDir, 0o755);
-  });
-  afterAll(async () => {
-    const pid = await postmasterPid(join(dataDir, 'postgres'));
-    if (pid) process.kill(pid, 'SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDirOf = useTempDataDir('bff-keys-');
 
   it('demo key on first start; CLI attaches to the running cluster; CLI alone starts and stops it', async () => {
+    const dataDir = dataDirOf();
     const env = { DATA_DIR: dataDir };
     const service = await spawnService(env);
     try {
@@ -151,7 +140,7 @@ describe('npm run keys with the embedded database, service running or not (e2e)'
       expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
 
       expect((await keysCli(['revoke', id], env)).code).toBe(0);
-      await until(
+      await waitUntil(
         async () => (await fetch(`${service.url}/v1/me`, { headers: bearer(key) })).status === 401,
         5000,
       );

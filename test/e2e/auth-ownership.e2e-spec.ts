@@ -8,8 +8,8 @@ import { RequireScope } from '../../src/auth/access.decorators';
 import { assertOwnedBy, type ClientContext } from '../../src/auth/client-context';
 import { CurrentClient } from '../../src/auth/current-client.decorator';
 import { SCOPES, type Scope } from '../../src/auth/scopes';
-import { bearer, issueTestKey, startAuthTestApp } from '../support/auth-helpers';
-import type { TestApp } from '../support/test-app';
+import { bearer, issueTestKey } from '../support/auth-helpers';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 class CreateNoteDto {
   @IsString()
@@ -72,7 +72,7 @@ function withoutRequestId(body: { error: Record<string, unknown> }): unknown {
 describe('object-level access: one client never sees another client’s records (e2e)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startAuthTestApp({}, { extraModules: [OwnedNotesFixtureModule] });
+    t = await startTestApp({}, { extraModules: [OwnedNotesFixtureModule] });
   });
   afterAll(async () => {
     await t.close();

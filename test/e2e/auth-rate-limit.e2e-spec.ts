@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { bearer, issueTestKey, startAuthTestApp } from '../support/auth-helpers';
-import type { TestApp } from '../support/test-app';
+import { bearer, issueTestKey } from '../support/auth-helpers';
+import { startTestApp, type TestApp } from '../support/test-app';
 
 const LIMIT = 30;
 const EXCESS = 50;
@@ -9,7 +9,7 @@ const EXCESS = 50;
 describe('per-client rate limits (e2e)', () => {
   let t: TestApp;
   beforeAll(async () => {
-    t = await startAuthTestApp({
+    t = await startTestApp({
       RATE_LIMIT_WINDOW_MS: '60000',
       RATE_LIMIT_DEFAULT: String(LIMIT),
       RATE_LIMIT_ADMIN: '5',

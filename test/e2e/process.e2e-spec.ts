@@ -1,30 +1,18 @@
 import { spawnSync } from 'node:child_process';
-import { chmod, mkdtemp, rm, stat } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { isRunning, postmasterPid, spawnService, waitForExit } from '../support/service-process';
-
-async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (Date.now() < deadline) {
-    if (await check()) return true;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  return false;
-}
+import { describe, expect, it } from 'vitest';
+import {
+  isRunning,
+  postmasterPid,
+  spawnService,
+  useTempDataDir,
+  waitForExit,
+  waitUntil,
+} from '../support/service-process';
 
 describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () => {
-  let dataDir: string;
-  beforeAll(async () => {
-    dataDir = await mkdtemp(join(tmpdir(), 'bff-proc-'));
-    await chmod(dataDir, 0o755);
-  });
-  afterAll(async () => {
-    const pid = await postmasterPid(join(dataDir, 'postgres'));
-    if (pid) process.kill(pid, 'SIGKILL');
-    await rm(dataDir, { recursive: true, force: true });
-  });
+  const dataDirOf = useTempDataDir('bff-proc-');
 
   it('exits non-zero and names every invalid variable', () => {
     const result = spawnSync(process.execPath, ['dist/src/main.js'], {
@@ -40,6 +28,7 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () =
   });
 
   it('starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data', async () => {
+    const dataDir = dataDirOf();
     const first = await spawnService({ DATA_DIR: dataDir });
     const ready = await fetch(`${first.url}/health/ready`);
     expect(ready.status).toBe(200);
@@ -51,7 +40,7 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () =
     first.child.kill('SIGTERM');
     expect(await waitForExit(first.child, 10_000)).toBe(0);
     expect(Date.now() - started).toBeLessThan(10_000);
-    expect(await waitUntil(() => !isRunning(pgPid as number), 5000)).toBe(true);
+    await waitUntil(() => !isRunning(pgPid as number), 5000);
 
     const second = await spawnService({ DATA_DIR: dataDir });
     expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
@@ -62,6 +51,7 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () =
   });
 
   it('recovers after kill -9 (orphaned postmaster and stale lock file)', async () => {
+    const dataDir = dataDirOf();
     const victim = await spawnService({ DATA_DIR: dataDir });
     const orphan = await postmasterPid(join(dataDir, 'postgres'));
     victim.child.kill('SIGKILL');

@@ -6,15 +6,6 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { declaredPolicy, type AccessPolicy } from '../../src/auth/access.decorators';
 import { ApiClientsService } from '../../src/auth/api-clients.service';
 import type { Scope } from '../../src/auth/scopes';
-import { startTestApp, type TestApp, type TestAppOptions } from './test-app';
-
-/** startTestApp under its historical name: `env` configures auth too (bootstrap key, rate limits…). */
-export async function startAuthTestApp(
-  env: Record<string, string> = {},
-  options: TestAppOptions = {},
-): Promise<TestApp> {
-  return startTestApp(env, options);
-}
 
 export interface TestClient {
   id: string;

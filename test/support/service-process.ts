@@ -1,5 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
+import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll } from 'vitest';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -73,4 +76,33 @@ export function isRunning(pid: number): boolean {
   } catch {
     return false;
   }
+}
+
+/**
+ * A fresh DATA_DIR for the tests of the enclosing describe block. Afterwards a postmaster a failed
+ * test left behind is killed, then the directory is removed. Returns a getter (set in beforeAll).
+ */
+export function useTempDataDir(prefix: string): () => string {
+  let dataDir = '';
+  beforeAll(async () => {
+    dataDir = await mkdtemp(join(tmpdir(), prefix));
+    // The embedded cluster runs as the `postgres` user when the tests run as root: it must traverse.
+    await chmod(dataDir, 0o755);
+  });
+  afterAll(async () => {
+    const pid = await postmasterPid(join(dataDir, 'postgres'));
+    if (pid) process.kill(pid, 'SIGKILL');
+    await rm(dataDir, { recursive: true, force: true });
+  });
+  return () => dataDir;
+}
+
+/** Polls `check` every 100 ms; resolves with the time it took, rejects after `timeoutMs`. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
+  const started = Date.now();
+  while (Date.now() - started < timeoutMs) {
+    if (await check()) return Date.now() - started;
+    await new Promise((r) => setTimeout(r, 100));
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms`);
 }

@@ -42,6 +42,8 @@ export interface TestAppOptions {
   sandbox?: SandboxOptions;
   /** The key the app's upstream client sends, when it should differ from the sandbox's own key. */
   upstreamApiKey?: string;
+  /** Start on an empty database (no migrations applied) instead of a copy of the migrated template. */
+  emptyDatabase?: boolean;
 }
 
 /**
@@ -53,7 +55,10 @@ export async function startTestApp(
   options: TestAppOptions = {},
 ): Promise<TestApp> {
   const adminUrl = inject('databaseAdminUrl');
-  const databaseUrl = await createDatabaseFromTemplate(adminUrl);
+  const databaseUrl = await createDatabaseFromTemplate(
+    adminUrl,
+    options.emptyDatabase ? 'template0' : undefined,
+  );
   const fullEnv = { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl };
   const config = loadAppConfig(fullEnv);
   const upstreamConfig = loadUpstreamConfig({ ...fullEnv, UPSTREAM_BASE_URL: '' });

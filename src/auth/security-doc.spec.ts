@@ -1,0 +1,58 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+
+const DOC = 'docs/SECURITY.md';
+
+/** `path/to/file.ts` › "test name", "other name": every test the document cites as proof. */
+function citations(doc: string): { file: string; name: string }[] {
+  const cited = /`((?:src|test)\/[^`]+\.ts)`((?:\s*›\s*)?(?:"[^"]+"[^"`|;]*)*)/g;
+  return [...doc.matchAll(cited)].flatMap(([, file, names]) =>
+    // A cited name may wrap across lines of the Markdown source.
+    [...names.matchAll(/"([^"]+)"/g)].map(([, name]) => ({ file, name: name.replace(/\s+/g, ' ') })),
+  );
+}
+
+const escapeRegExp = (text: string): string => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+
+/**
+ * Titles of `it`/`describe` as patterns. In an `.each` title a `%s` stands for one of the string
+ * literals of its table (so a cited case must be a real case); a `${…}` stands for any text.
+ */
+function titlePatterns(source: string): RegExp[] {
+  const calls = /\b(?:it|test|describe)(?:\.each\b([\s\S]*?)\)\s*)?\(\s*(['"`])((?:\\.|(?!\2)[^\\])*)\2/g;
+  return [...source.matchAll(calls)].map(([, table, , title]) => {
+    const cases = [...(table ?? '').matchAll(/'((?:\\.|[^'\\])*)'/g)].map(([, c]) => escapeRegExp(c));
+    const placeholder = cases.length > 0 ? `(?:${cases.join('|')})` : '.+';
+    const pattern = title
+      .split(/(%[sdifjo#]|\$\{[^}]*\})/)
+      .map((part, i) =>
+        i % 2 === 0 ? escapeRegExp(part.replace(/\\(.)/g, '$1')) : part.startsWith('%') ? placeholder : '.+',
+      )
+      .join('');
+    return new RegExp(`^${pattern}$`, 'u');
+  });
+}
+
+describe(DOC, () => {
+  const doc = readFileSync(DOC, 'utf8');
+
+  it('cites tests as proof', () => {
+    expect(citations(doc).length).toBeGreaterThan(20);
+  });
+
+  it('names only tests that exist, by their exact title', () => {
+    const wrong = citations(doc).filter(({ file, name }) => {
+      if (!existsSync(file)) return true;
+      return !titlePatterns(readFileSync(file, 'utf8')).some((p) => p.test(name));
+    });
+    expect(wrong.map(({ file, name }) => `${file} › "${name}"`)).toEqual([]);
+  });
+
+  it('covers the OWASP API Security Top 10 (2023) item by item, each with a proving test', () => {
+    for (let n = 1; n <= 10; n++) {
+      const row = doc.split('\n').find((line) => line.startsWith(`| API${n} `));
+      expect(row, `API${n} row`).toBeDefined();
+      expect(row, `API${n} cites no test`).toMatch(/`(?:src|test)\/[^`]+\.ts`/);
+    }
+  });
+});

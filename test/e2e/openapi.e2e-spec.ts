@@ -1,0 +1,108 @@
+import request from 'supertest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { effectivePolicy } from '../../src/auth/access.decorators';
+import { AuthConfig } from '../../src/config/auth.config';
+import { nestRoutes, type NestRoute } from '../support/auth-helpers';
+import { startTestApp, type TestApp } from '../support/test-app';
+
+interface Operation {
+  summary?: string;
+  parameters?: { in: string; name: string }[];
+  requestBody?: unknown;
+  security?: Record<string, string[]>[];
+  responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
+}
+type Document = { paths: Record<string, Record<string, Operation>>; components: Record<string, unknown> };
+
+const ERROR_REF = { $ref: '#/components/schemas/ErrorResponse' };
+const KEY_SCHEMES = [{ bearer: [] }, { 'x-api-key': [] }];
+
+/** `/v1/admin/api-clients/:id` → `/v1/admin/api-clients/{id}` (OpenAPI's template syntax). */
+function openApiPath(route: NestRoute): string {
+  return route.path.replace(/:([A-Za-z]+)/g, '{$1}');
+}
+
+/** What an operation must document, from the route's declared access and the global pipes/filter. */
+function expectedErrorStatuses(route: NestRoute, op: Operation, config: AuthConfig): string[] {
+  const statuses = ['500'];
+  const policy = route.policy && effectivePolicy(route.policy, config);
+  const keyed = route.policy?.kind !== 'public';
+  // A malformed path id is answered like an unknown one (404); query and body fail validation (400).
+  if (op.parameters?.some((p) => p.in !== 'path') || op.requestBody) statuses.push('400');
+  if (op.requestBody) statuses.push('413', '415');
+  if (keyed) statuses.push('401', '429');
+  if (route.policy?.kind === 'public-if' || policy?.kind === 'scope') statuses.push('403');
+  if (op.parameters?.some((p) => p.in === 'path')) statuses.push('404');
+  return statuses.sort();
+}
+
+describe('OpenAPI document (e2e)', () => {
+  let t: TestApp;
+  let doc: Document;
+  beforeAll(async () => {
+    t = await startTestApp();
+    doc = (await request(t.app.getHttpServer()).get('/docs/openapi.json').expect(200)).body as Document;
+  });
+  afterAll(async () => {
+    await t.close();
+  });
+
+  it('documents both key headers in OpenAPI', () => {
+    expect(doc.components.securitySchemes).toMatchObject({
+      bearer: { type: 'http', scheme: 'bearer' },
+      'x-api-key': { type: 'apiKey', in: 'header', name: 'x-api-key' },
+    });
+  });
+
+  it('documents every route, and nothing else', () => {
+    const routes = nestRoutes(t.app).map((r) => `${r.method.toLowerCase()} ${openApiPath(r)}`);
+    const documented = Object.entries(doc.paths).flatMap(([path, ops]) =>
+      Object.keys(ops).map((method) => `${method} ${path}`),
+    );
+    expect(documented.sort()).toEqual(routes.sort());
+  });
+
+  it("documents every operation's security and error responses, each with the ErrorResponse schema", () => {
+    const config = t.app.get(AuthConfig);
+    const problems: string[] = [];
+    for (const route of nestRoutes(t.app)) {
+      const name = `${route.method} ${route.path}`;
+      const op = doc.paths[openApiPath(route)]?.[route.method.toLowerCase()];
+      if (!op) {
+        problems.push(`${name}: not documented`);
+        continue;
+      }
+      if (!op.summary) problems.push(`${name}: no summary`);
+      if (!Object.keys(op.responses).some((s) => s.startsWith('2')))
+        problems.push(`${name}: no 2xx response`);
+      const errors = Object.keys(op.responses).filter((s) => !s.startsWith('2'));
+      const missing = expectedErrorStatuses(route, op, config).filter((s) => !errors.includes(s));
+      if (missing.length > 0) problems.push(`${name}: error responses ${missing.join(', ')} not documented`);
+      for (const status of errors) {
+        const response = op.responses[status];
+        if (!response.description) problems.push(`${name} ${status}: no description`);
+        if (JSON.stringify(response.content?.['application/json']?.schema) !== JSON.stringify(ERROR_REF))
+          problems.push(`${name} ${status}: not the ErrorResponse schema`);
+      }
+      const policy = route.policy?.kind;
+      const security = op.security ?? [];
+      if (policy === 'public' && security.length > 0) problems.push(`${name}: public but documents a key`);
+      if (policy === 'authenticated' || policy === 'scope') {
+        if (JSON.stringify(security) !== JSON.stringify(KEY_SCHEMES))
+          problems.push(`${name}: security is not Bearer or x-api-key`);
+      }
+      if (policy === 'public-if' && JSON.stringify(security) !== JSON.stringify([{}, ...KEY_SCHEMES]))
+        problems.push(`${name}: security is not "none, Bearer or x-api-key"`);
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('describes the error shape the filter sends', () => {
+    expect(doc.components.schemas).toMatchObject({
+      ErrorResponse: {
+        required: ['error'],
+        properties: { error: { required: ['code', 'message', 'requestId'] } },
+      },
+    });
+  });
+});
