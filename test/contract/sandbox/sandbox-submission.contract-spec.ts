@@ -45,6 +45,32 @@ describe('sandbox submission and landing', () => {
     return body;
   }
 
+  /** Mints a ticket to `subject`, then lists it through a signed and landed list_ticket_v2. */
+  async function listThroughLedger(subject: string, askPriceMinor: string) {
+    const event = sut.admin.createEvent();
+    const ticket = sut.admin.mintTicket({ eventId: event.eventId, owner: { kind: 'user', subject } });
+    const seller = sut.admin.userWalletAddress(subject);
+    const [template] = await sut.firstListings(1);
+    const list = batch('list_ticket_v2', [
+      {
+        seller,
+        storage_fee_payer: seller,
+        listing_integrator_identity: template.listing_integrator_identity,
+        listing_integrator_authority: template.listing_integrator_authority,
+        stablecoin_mint: sut.admin.stablecoinMint,
+        event_id: ticket.event_id,
+        ticket_id: ticket.ticket_id,
+        ask_price_minor: askPriceMinor,
+        payout_ata: seller,
+        expires_at: String(Math.floor(event.startAtMs / 1000)),
+      },
+    ]);
+    const signed = (await sut.sign('users', subject, key(), list)).json() as Record<string, string>;
+    await submit(signed.signedTransaction);
+    sut.admin.advanceTime(2000);
+    return { ticket, seller };
+  }
+
   it('buys a listing end to end: processing, confirmed, listing gone, purchase status by key', async () => {
     const listing = await freshListing();
     const idem = key();
@@ -76,30 +102,7 @@ describe('sandbox submission and landing', () => {
   });
 
   it('lists a ticket through a transaction, shows it in the indexer, then cancels it', async () => {
-    const event = sut.admin.createEvent();
-    const ticket = sut.admin.mintTicket({
-      eventId: event.eventId,
-      owner: { kind: 'user', subject: 'lister' },
-    });
-    const seller = sut.admin.userWalletAddress('lister');
-    const [template] = await sut.firstListings(1);
-    const list = batch('list_ticket_v2', [
-      {
-        seller,
-        storage_fee_payer: seller,
-        listing_integrator_identity: template.listing_integrator_identity,
-        listing_integrator_authority: template.listing_integrator_authority,
-        stablecoin_mint: sut.admin.stablecoinMint,
-        event_id: ticket.event_id,
-        ticket_id: ticket.ticket_id,
-        ask_price_minor: '123456789',
-        payout_ata: seller,
-        expires_at: String(Math.floor(event.startAtMs / 1000)),
-      },
-    ]);
-    const signed = (await sut.sign('users', 'lister', key(), list)).json() as Record<string, string>;
-    await submit(signed.signedTransaction);
-    sut.admin.advanceTime(2000);
+    const { ticket, seller } = await listThroughLedger('lister', '123456789');
     const page = (await sut.get(`/indexer/listings/active?eventId=${ticket.event_id}`)).json() as {
       items: ListingView[];
     };
@@ -121,30 +124,7 @@ describe('sandbox submission and landing', () => {
   });
 
   it('acceptance: lists a ticket, finds it in the indexer, buys it, and the key reports the purchase', async () => {
-    const event = sut.admin.createEvent();
-    const ticket = sut.admin.mintTicket({
-      eventId: event.eventId,
-      owner: { kind: 'user', subject: 'acc-seller' },
-    });
-    const seller = sut.admin.userWalletAddress('acc-seller');
-    const [template] = await sut.firstListings(1);
-    const list = batch('list_ticket_v2', [
-      {
-        seller,
-        storage_fee_payer: seller,
-        listing_integrator_identity: template.listing_integrator_identity,
-        listing_integrator_authority: template.listing_integrator_authority,
-        stablecoin_mint: sut.admin.stablecoinMint,
-        event_id: ticket.event_id,
-        ticket_id: ticket.ticket_id,
-        ask_price_minor: '4200000',
-        payout_ata: seller,
-        expires_at: String(Math.floor(event.startAtMs / 1000)),
-      },
-    ]);
-    const listed = (await sut.sign('users', 'acc-seller', key(), list)).json() as Record<string, string>;
-    await submit(listed.signedTransaction);
-    sut.admin.advanceTime(2000);
+    const { ticket } = await listThroughLedger('acc-seller', '4200000');
     const path = `/indexer/listings/active?eventId=${ticket.event_id}`;
     const [item] = ((await sut.get(path)).json() as { items: ListingView[] }).items;
     expect(item).toMatchObject({ ticket_id: ticket.ticket_id, ask_price_minor: '4200000' });
