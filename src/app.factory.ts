@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import type { Duplex } from 'node:stream';
 import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -33,6 +35,26 @@ export interface CreatedApp {
   logger: Logger;
 }
 
+function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
+  if (!socket.writable || error.code === 'ECONNRESET') {
+    socket.destroy();
+    return;
+  }
+  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
+  const body = JSON.stringify({
+    error: {
+      code: 'BAD_REQUEST',
+      message: status === 431 ? 'Request headers are too large' : 'Malformed HTTP request',
+      requestId: randomUUID(),
+    },
+  });
+  socket.end(
+    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
+      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
+      `connection: close\r\n\r\n${body}`,
+  );
+}
+
 /** Identity the auth guard attaches to a request; logged on every request line (never the key). */
 interface RequestIdentity {
   apiClient?: { id: string; name: string };
@@ -42,6 +64,17 @@ function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: 
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
     done();
+  });
+  // Graceful shutdown: answers finished after close() began say `Connection: close`, or a client's
+  // keep-alive socket would hold the server open until its keep-alive timeout (72 s).
+  let closing = false;
+  fastify.addHook('preClose', (done) => {
+    closing = true;
+    done();
+  });
+  fastify.addHook('onSend', (_request, reply, payload, done) => {
+    if (closing) void reply.header('connection', 'close');
+    done(null, payload);
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
     const route = request.routeOptions?.url ?? 'unmatched';
@@ -73,6 +106,8 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
     genReqId: requestIdFrom,
     trustProxy: false,
     return503OnClosing: true,
+    // Requests too malformed to reach a route (bad header bytes…) still get the documented error shape.
+    clientErrorHandler: answerClientError,
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({
@@ -87,7 +122,8 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       },
     }),
     adapter,
-    { bufferLogs: true, abortOnError: false },
+    // bodyParser: false keeps Nest from adding a form-urlencoded parser: the API speaks JSON only.
+    { bufferLogs: true, abortOnError: false, bodyParser: false },
   );
   app.useLogger(app.get(PinoNestLogger));
   const filter = new AllExceptionsFilter(logger);
@@ -95,6 +131,8 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   app.useGlobalPipes(createValidationPipe());
 
   const fastify = app.getHttpAdapter().getInstance();
+  // Fastify's own JSON parser stays (prototype-poisoning safe); any other body type is a 415.
+  fastify.removeContentTypeParser('text/plain');
   installRequestHooks(fastify, logger, app.get(MetricsService));
   await app.register(helmet, {
     contentSecurityPolicy: {

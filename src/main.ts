@@ -1,54 +1,25 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
-import { loadAppConfig, type AppConfig } from './config/app.config';
-import { loadAuthConfig, type AuthConfig } from './config/auth.config';
-import { loadSandboxOptions } from './config/sandbox.config';
-import { loadUpstreamConfig, type UpstreamConfig } from './config/upstream.config';
+import { loadServiceConfig, type ServiceConfig } from './config/service-config';
 import { ConfigValidationError } from './config/validate-env';
-import type { SandboxOptions } from './sandbox/sandbox.options';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import { resolveUpstreamTarget, type UpstreamTarget } from './upstream/upstream-target';
 
-interface Configs {
-  config: AppConfig;
-  auth: AuthConfig;
-  upstream: UpstreamConfig;
-  sandbox: SandboxOptions;
-}
-
-/** Validates every configuration class; on any problem prints them all (names only) and exits 2. */
-function loadConfigOrExit(): Configs {
-  const problems: string[] = [];
-  const load = <T>(fn: () => T): T | undefined => {
-    try {
-      return fn();
-    } catch (error) {
-      if (!(error instanceof ConfigValidationError)) throw error;
-      problems.push(...error.problems);
-      return undefined;
-    }
-  };
-  const config = load(() => loadAppConfig(process.env));
-  const auth = load(() => loadAuthConfig(process.env));
-  const upstream = load(() => loadUpstreamConfig(process.env));
-  // SANDBOX_* matter only when the sandbox is the upstream.
-  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(process.env));
-  if (config?.isProduction && upstream?.usesInProcessSandbox) {
-    problems.push(
-      'UPSTREAM_BASE_URL: must be set when NODE_ENV=production (the in-process sandbox is test money)',
-    );
+/** Validates all configuration; on any problem prints every one (names only) and exits 2. */
+function loadConfigOrExit(): ServiceConfig {
+  try {
+    return loadServiceConfig(process.env);
+  } catch (error) {
+    if (!(error instanceof ConfigValidationError)) throw error;
+    process.stderr.write(`${error.message}\n`);
+    return process.exit(2);
   }
-  if (!config || !auth || !upstream || !sandbox || problems.length > 0) {
-    process.stderr.write(`${new ConfigValidationError(problems).message}\n`);
-    process.exit(2);
-  }
-  return { config, auth, upstream, sandbox };
 }
 
 async function main(): Promise<void> {
   const configs = loadConfigOrExit();
-  const { config } = configs;
+  const config = configs.app;
   let database: ResolvedDatabase | null = null;
   let upstream: UpstreamTarget | null = null;
   const releaseResources = async (): Promise<void> => {
@@ -99,8 +70,10 @@ async function main(): Promise<void> {
           process.exit(1);
         });
     };
-    process.once('SIGTERM', shutdown);
-    process.once('SIGINT', shutdown);
+    // on, not once: a terminal's Ctrl-C reaches node twice (directly and forwarded by npm); the second
+    // must not fall through to the default handler and kill the drain half-way.
+    process.on('SIGTERM', shutdown);
+    process.on('SIGINT', shutdown);
   } catch (error) {
     process.stderr.write(`startup failed: ${error instanceof Error ? error.message : String(error)}\n`);
     await releaseResources();

@@ -19,7 +19,7 @@ export interface KeysIo {
 export const KEYS_USAGE = `usage: npm run keys -- <command>
   create --name <name> --scopes <scope,...> [--json]   issue a key (printed once, never stored)
   list [--json]                                         every client, no secrets
-  revoke <id>                                           revoke a client (401 from the next request)
+  revoke <id>                                           revoke a client (401 within API_KEY_CACHE_TTL_MS, default 2 s)
   generate                                              print a new well-formed key, store nothing
                                                         (for BFF_BOOTSTRAP_API_KEY)
 scopes: ${SCOPES.join(', ')} (admin implies all)`;

@@ -23,11 +23,13 @@ describe(AllExceptionsFilter.name, () => {
     });
   });
 
-  it('names unknown routes without their query string', () => {
+  it('answers unknown routes without echoing the path (it may hold a key)', () => {
+    const keyInPath = { ...unrouted, url: '/v1/keys/trb_live_secretsecret?x=1' } as unknown as FastifyRequest;
+    expect(JSON.stringify(resolveError(new NotFoundException(), keyInPath))).not.toContain('secret');
     expect(resolveError(new NotFoundException(), unrouted)).toEqual({
       status: 404,
       code: 'NOT_FOUND',
-      message: 'Route GET /nope not found',
+      message: 'No GET route matches this path',
     });
   });
 

@@ -39,7 +39,7 @@ function httpExceptionMessage(exception: HttpException, status: number): string 
 }
 
 interface HealthCheckBody {
-  status: 'error';
+  status: 'error' | 'shutting_down';
   error?: Record<string, unknown>;
   details: Record<string, unknown>;
 }
@@ -50,8 +50,12 @@ interface HealthCheckBody {
  */
 function healthCheckFailure(exception: HttpException): Resolved | null {
   const body = exception.getResponse() as Partial<HealthCheckBody>;
-  if (exception.getStatus() !== 503 || body?.status !== 'error' || typeof body.details !== 'object')
-    return null;
+  if (exception.getStatus() !== 503 || typeof body?.details !== 'object') return null;
+  if (body.status === 'shutting_down') {
+    // Terminus fails readiness once shutdown begins, so load balancers stop routing here.
+    return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Not ready: shutting down', details: body };
+  }
+  if (body.status !== 'error') return null;
   const down = Object.keys(body.error ?? {});
   return {
     status: 503,
@@ -77,7 +81,8 @@ export function resolveError(exception: unknown, request: FastifyRequest): Resol
       return {
         status,
         code: 'NOT_FOUND',
-        message: `Route ${request.method} ${request.url.split('?')[0]} not found`,
+        // The path is not echoed: callers put ids and, by mistake, keys in paths.
+        message: `No ${request.method} route matches this path`,
       };
     }
     const health = healthCheckFailure(exception);
@@ -118,7 +123,8 @@ export class AllExceptionsFilter implements ExceptionFilter {
 
   reply(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
     const resolved = resolveError(exception, request);
-    if (resolved.status >= 500) {
+    // Only a real 500 is a bug worth a stack trace; 502-504 are dependency states, reported as such.
+    if (resolved.code === 'INTERNAL') {
       this.logger.error({ err: exception, requestId: request.id }, 'unhandled error');
     }
     const body: ErrorBody = {

@@ -17,7 +17,8 @@ export const envBoolean = ({ value }: { value: unknown }): unknown => {
 };
 
 function describe(error: ValidationError): string {
-  const expected = Object.values(error.constraints ?? {}).join('; ');
+  // Several rules of one variable often share a message ("PORT must be an integer from 0 to 65535").
+  const expected = [...new Set(Object.values(error.constraints ?? {}))].join('; ');
   return `${error.property}: ${expected}`;
 }
 

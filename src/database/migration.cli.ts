@@ -29,9 +29,17 @@ async function main(command: string | undefined): Promise<number> {
       await dataSource.undoLastMigration({ transaction: 'each' });
       process.stdout.write('reverted the last migration\n');
     } else {
-      const pending = await dataSource.showMigrations();
-      process.stdout.write(pending ? 'there are pending migrations\n' : 'all migrations are applied\n');
-      return pending ? 1 : 0;
+      const rows: { name: string }[] = await dataSource.query('SELECT name FROM migrations').catch(() => []); // no migrations table yet: nothing applied
+      const applied = new Set(rows.map((r) => r.name));
+      const pending = dataSource.migrations
+        .map((m) => m.name ?? m.constructor.name)
+        .filter((n) => !applied.has(n));
+      process.stdout.write(
+        pending.length > 0
+          ? `${pending.length} pending migration(s):${pending.map((n) => `\n  ${n}`).join('')}\n`
+          : `all ${applied.size} migrations are applied\n`,
+      );
+      return pending.length > 0 ? 1 : 0;
     }
     return 0;
   } finally {

@@ -1,5 +1,5 @@
 import { HttpService } from '@nestjs/axios';
-import { Inject, Injectable, Optional, type OnModuleDestroy } from '@nestjs/common';
+import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { MetricsService } from '../metrics/metrics.service';
 import { EVENTS_PATH, UpstreamCaller, pageLimit, query, u64Param } from './upstream.call';
 import { UpstreamHttp } from './upstream.http';
@@ -58,7 +58,7 @@ const count = (group: NodeJS.ReadOnlyDict<unknown[]>): number =>
  * circuit breaker, the concurrency cap and the adaptive rate limit are applied to every call.
  */
 @Injectable()
-export class UpstreamClient implements OnModuleDestroy {
+export class UpstreamClient implements OnApplicationShutdown {
   private readonly options: ResolvedUpstreamOptions;
   private readonly http: UpstreamHttp;
   private readonly caller: UpstreamCaller;
@@ -98,8 +98,11 @@ export class UpstreamClient implements OnModuleDestroy {
     };
   }
 
-  /** Nest shutdown hook: closes the keep-alive sockets. */
-  onModuleDestroy(): void {
+  /**
+   * Nest shutdown hook. Not onModuleDestroy: Nest runs destroy hooks before it closes the HTTP server,
+   * so requests still in flight during a graceful shutdown would lose their upstream connection.
+   */
+  onApplicationShutdown(): void {
     this.close();
   }
 

@@ -47,7 +47,7 @@ describe('service surface (e2e)', () => {
     const res = await http().get('/no/such/route').set('x-request-id', 'req-123').expect(404);
     expect(res.headers['x-request-id']).toBe('req-123');
     expect(res.body).toEqual({
-      error: { code: 'NOT_FOUND', message: 'Route GET /no/such/route not found', requestId: 'req-123' },
+      error: { code: 'NOT_FOUND', message: 'No GET route matches this path', requestId: 'req-123' },
     });
   });
 

@@ -50,6 +50,17 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () =
     expect(await waitForExit(second.child, 10_000)).toBe(0);
   });
 
+  it('`npm start` hands SIGTERM to the service: npm exits 0, nothing left running', async () => {
+    const dataDir = dataDirOf();
+    const viaNpm = await spawnService({ DATA_DIR: dataDir }, 60_000, ['npm', 'start', '--silent']);
+    expect((await fetch(`${viaNpm.url}/health/ready`)).status).toBe(200);
+    const pgPid = await postmasterPid(join(dataDir, 'postgres'));
+    viaNpm.child.kill('SIGTERM');
+    expect(await waitForExit(viaNpm.child, 10_000)).toBe(0);
+    await waitUntil(() => pgPid === null || !isRunning(pgPid), 5000);
+    await expect(fetch(`${viaNpm.url}/health/live`)).rejects.toThrow(/fetch failed/);
+  });
+
   it('recovers after kill -9 (orphaned postmaster and stale lock file)', async () => {
     const dataDir = dataDirOf();
     const victim = await spawnService({ DATA_DIR: dataDir });

@@ -57,6 +57,11 @@ describe('migrations (real PostgreSQL)', () => {
     expect(migrationCli('show', emptyUrl).code).toBe(0);
     expect(migrationCli('revert', emptyUrl).code).toBe(0);
     expect(await appliedMigrations(emptyUrl)).toEqual(names.slice(0, -1));
+    // show names what is pending.
+    expect(migrationCli('show', emptyUrl)).toMatchObject({
+      code: 1,
+      out: expect.stringContaining(`1 pending migration(s):\n  ${names.at(-1)}`),
+    });
     expect(migrationCli('run', emptyUrl).code).toBe(0);
     expect(await appliedMigrations(emptyUrl)).toEqual(names);
     expect(migrationCli('sideways', emptyUrl).code).toBe(2);

@@ -10,9 +10,17 @@ export interface ServiceProcess {
   output: () => string;
 }
 
-/** Starts `node dist/src/main.js` (built in global setup) and waits for its "listening" log line. */
-export async function spawnService(env: Record<string, string>, timeoutMs = 30_000): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, ['dist/src/main.js'], {
+/**
+ * Starts the service and waits for its "listening" log line: `node dist/src/main.js` (built in global
+ * setup) by default, or another command line such as `npm start`.
+ */
+export async function spawnService(
+  env: Record<string, string>,
+  timeoutMs = 30_000,
+  command: [string, ...string[]] = [process.execPath, 'dist/src/main.js'],
+): Promise<ServiceProcess> {
+  const [file, ...args] = command;
+  const child = spawn(file, args, {
     env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

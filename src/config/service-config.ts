@@ -1,0 +1,48 @@
+import type { SandboxOptions } from '../sandbox/sandbox.options';
+import { loadAppConfig, type AppConfig } from './app.config';
+import { loadAuthConfig, type AuthConfig } from './auth.config';
+import { loadSandboxOptions } from './sandbox.config';
+import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
+import { ConfigValidationError } from './validate-env';
+
+/** Everything the service process reads from its environment, validated together. */
+export interface ServiceConfig {
+  app: AppConfig;
+  auth: AuthConfig;
+  upstream: UpstreamConfig;
+  /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
+  sandbox: SandboxOptions;
+}
+
+/**
+ * Validates every configuration class plus the rules that span classes, and throws one
+ * ConfigValidationError listing every problem (names only), so one start shows them all.
+ */
+export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
+  const problems: string[] = [];
+  const load = <T>(fn: () => T): T | undefined => {
+    try {
+      return fn();
+    } catch (error) {
+      if (!(error instanceof ConfigValidationError)) throw error;
+      problems.push(...error.problems);
+      return undefined;
+    }
+  };
+  const app = load(() => loadAppConfig(env));
+  const auth = load(() => loadAuthConfig(env));
+  const upstream = load(() => loadUpstreamConfig(env));
+  // SANDBOX_* matter only when the sandbox is the upstream.
+  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
+  if (app?.isProduction && upstream?.usesInProcessSandbox) {
+    problems.push(
+      'UPSTREAM_BASE_URL: must be set when NODE_ENV=production (the in-process sandbox is test money)',
+    );
+    if (upstream.UPSTREAM_API_KEY === undefined) {
+      problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
+    }
+  }
+  if (!app || !auth || !upstream || !sandbox || problems.length > 0)
+    throw new ConfigValidationError(problems);
+  return { app, auth, upstream, sandbox };
+}
