@@ -183,7 +183,9 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   });
   if (!existsSync(join(dataDir, 'PG_VERSION'))) {
     await rm(dataDir, { recursive: true, force: true });
-    await pg.initialise();
+    await pg.initialise().catch((error: unknown) => {
+      throw explainInitFailure(error, dataDir, isRoot);
+    });
   } else {
     if ((await recoverStaleCluster(dataDir)) === 'in-use') {
       const runningPort = await postmasterPort(dataDir);
@@ -216,6 +218,22 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
       await rm(owner, { force: true });
     },
   };
+}
+
+/**
+ * As root the cluster runs as the `postgres` user, which cannot enter a DATA_DIR under a private home
+ * (e.g. /root, mode 700); initdb then only says "Permission denied". Say what to do instead.
+ */
+export function explainInitFailure(error: unknown, dataDir: string, isRoot: boolean): Error {
+  const message = error instanceof Error ? error.message : String(error);
+  if (isRoot && /permission denied/i.test(message)) {
+    return new Error(
+      `embedded PostgreSQL cannot use ${dataDir}: running as root, PostgreSQL runs as the "postgres" user, ` +
+        'which must be able to reach that directory. Set DATA_DIR to a directory every user can traverse ' +
+        '(for example under /var/lib or /tmp), or run as a non-root user, or set DATABASE_URL.',
+    );
+  }
+  return new Error(`embedded PostgreSQL could not initialise ${dataDir}: ${message}`);
 }
 
 function baseName(path: string): string {
