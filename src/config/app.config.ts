@@ -1,6 +1,6 @@
-import { Transform, Type } from 'class-transformer';
-import { IsBoolean, IsIn, IsInt, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { envBoolean, validateEnvClass } from './validate-env';
+import { Transform } from 'class-transformer';
+import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -22,10 +22,7 @@ export class AppConfig {
   @IsIn(NODE_ENVS, { message: `NODE_ENV must be one of ${NODE_ENVS.join(', ')}` })
   NODE_ENV: (typeof NODE_ENVS)[number] = 'development';
 
-  @Type(() => Number)
-  @IsInt({ message: 'PORT must be an integer from 0 to 65535' })
-  @Min(0, { message: 'PORT must be an integer from 0 to 65535' })
-  @Max(65535, { message: 'PORT must be an integer from 0 to 65535' })
+  @EnvInt(0, 65535)
   PORT = 3000;
 
   @IsString()
@@ -49,36 +46,22 @@ export class AppConfig {
   @IsString({ each: true })
   LOG_REDACT_PATHS: string[] = [];
 
-  @Transform(envBoolean)
-  @IsBoolean({ message: 'MIGRATIONS_RUN must be true or false' })
+  @EnvBool()
   MIGRATIONS_RUN = true;
 
-  @Type(() => Number)
-  @IsInt({ message: 'DB_POOL_SIZE must be an integer from 1 to 100' })
-  @Min(1)
-  @Max(100)
+  @EnvInt(1, 100)
   DB_POOL_SIZE = 10;
 
-  @Type(() => Number)
-  @IsInt({ message: 'HEALTH_CHECK_TIMEOUT_MS must be an integer from 100 to 30000' })
-  @Min(100)
-  @Max(30_000)
+  @EnvInt(100, 30_000)
   HEALTH_CHECK_TIMEOUT_MS = 1500;
 
-  @Type(() => Number)
-  @IsInt({ message: 'SHUTDOWN_TIMEOUT_MS must be an integer from 100 to 60000' })
-  @Min(100)
-  @Max(60_000)
+  @EnvInt(100, 60_000)
   SHUTDOWN_TIMEOUT_MS = 8000;
 
-  @Type(() => Number)
-  @IsInt({ message: 'BODY_LIMIT_BYTES must be an integer from 1024 to 10485760' })
-  @Min(1024)
-  @Max(10 * 1024 * 1024)
+  @EnvInt(1024, 10 * 1024 * 1024)
   BODY_LIMIT_BYTES = 64 * 1024;
 
-  @Transform(envBoolean)
-  @IsBoolean({ message: 'DOCS_ENABLED must be true or false' })
+  @EnvBool()
   @IsOptional()
   DOCS_ENABLED?: boolean;
 

@@ -1,16 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { AuthConfig, DEVELOPMENT_API_KEY_PEPPER, loadAuthConfig } from './auth.config';
-import { ConfigValidationError } from './validate-env';
+import { configProblems } from './validate-env';
 
-function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
-  try {
-    loadAuthConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigValidationError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] => configProblems(() => loadAuthConfig(env));
 
 describe(AuthConfig.name, () => {
   it('applies the documented defaults', () => {

@@ -1,16 +1,5 @@
-import { Transform, Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsInt,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  MaxLength,
-  Min,
-  MinLength,
-} from 'class-validator';
-import { ConfigValidationError, envBoolean, validateEnvClass } from './validate-env';
+import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /**
  * Used outside production when API_KEY_PEPPER is unset, so a fresh checkout (service and `npm run
@@ -21,15 +10,8 @@ export const DEVELOPMENT_API_KEY_PEPPER = 'ticket-resale-bff-development-pepper-
 /** Same shape as API_KEY_PATTERN in src/auth/api-key.ts (config must not import feature modules). */
 const API_KEY_SHAPE = /^trb_live_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}$/;
 
-function limit(name: string, max = 1_000_000): PropertyDecorator {
-  const message = `${name} must be an integer from 1 to ${max}`;
-  return (target, key) => {
-    Type(() => Number)(target, key);
-    IsInt({ message })(target, key);
-    Min(1, { message })(target, key);
-    Max(max, { message })(target, key);
-  };
-}
+/** Largest accepted per-window request budget. */
+const MAX_RATE_LIMIT = 1_000_000;
 
 /**
  * Environment variables of the `auth/` module (API keys, scopes, rate limits). Documented in
@@ -51,37 +33,33 @@ export class AuthConfig {
   BFF_BOOTSTRAP_API_KEY?: string;
 
   /** How long a verified key is trusted without re-reading its row (revocation delay), 0..5000 ms. */
-  @Type(() => Number)
-  @IsInt({ message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
-  @Min(0, { message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
-  @Max(5000, { message: 'API_KEY_CACHE_TTL_MS must be an integer from 0 to 5000' })
+  @EnvInt(0, 5000)
   API_KEY_CACHE_TTL_MS = 2000;
 
   /** `GET /metrics` without a key (true) or with the `admin` scope only (false). */
-  @Transform(envBoolean)
-  @IsBoolean({ message: 'METRICS_PUBLIC must be true or false' })
+  @EnvBool()
   METRICS_PUBLIC = true;
 
-  @limit('RATE_LIMIT_WINDOW_MS', 3_600_000)
+  @EnvInt(1, 3_600_000)
   RATE_LIMIT_WINDOW_MS = 60_000;
 
   /** Per client and window, routes that need only a valid key (`GET /v1/me`). */
-  @limit('RATE_LIMIT_DEFAULT')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_DEFAULT = 600;
 
-  @limit('RATE_LIMIT_CATALOG_READ')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_CATALOG_READ = 1200;
 
-  @limit('RATE_LIMIT_LISTINGS_WRITE')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_LISTINGS_WRITE = 120;
 
-  @limit('RATE_LIMIT_ORDERS_WRITE')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_ORDERS_WRITE = 60;
 
-  @limit('RATE_LIMIT_TRANSACTIONS_WRITE')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_TRANSACTIONS_WRITE = 120;
 
-  @limit('RATE_LIMIT_ADMIN')
+  @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_ADMIN = 120;
 
   /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper outside production. */

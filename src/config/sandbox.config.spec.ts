@@ -1,16 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_SANDBOX_API_KEY, DEFAULT_SANDBOX_READONLY_API_KEY } from '../sandbox/sandbox.options';
 import { loadSandboxOptions } from './sandbox.config';
-import { ConfigValidationError } from './validate-env';
+import { configProblems } from './validate-env';
 
-function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
-  try {
-    loadSandboxOptions(env);
-    return [];
-  } catch (error) {
-    return error instanceof ConfigValidationError ? error.problems : [String(error)];
-  }
-}
+const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] =>
+  configProblems(() => loadSandboxOptions(env));
 
 describe(loadSandboxOptions.name, () => {
   it('applies documented defaults', () => {

@@ -1,16 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { loadServiceConfig } from './service-config';
-import { ConfigValidationError } from './validate-env';
+import { configProblems } from './validate-env';
 
-function problemsOf(env: NodeJS.ProcessEnv): readonly string[] {
-  try {
-    loadServiceConfig(env);
-  } catch (error) {
-    if (error instanceof ConfigValidationError) return error.problems;
-    throw error;
-  }
-  return [];
-}
+const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] =>
+  configProblems(() => loadServiceConfig(env));
 const names = (problems: readonly string[]) => problems.map((p) => p.split(':')[0]).sort();
 
 describe('loadServiceConfig', () => {

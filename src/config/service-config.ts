@@ -3,7 +3,7 @@ import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadSandboxOptions } from './sandbox.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
-import { ConfigValidationError } from './validate-env';
+import { collectProblems, ConfigValidationError } from './validate-env';
 
 /** Everything the service process reads from its environment, validated together. */
 export interface ServiceConfig {
@@ -20,15 +20,7 @@ export interface ServiceConfig {
  */
 export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const problems: string[] = [];
-  const load = <T>(fn: () => T): T | undefined => {
-    try {
-      return fn();
-    } catch (error) {
-      if (!(error instanceof ConfigValidationError)) throw error;
-      problems.push(...error.problems);
-      return undefined;
-    }
-  };
+  const load = <T>(fn: () => T): T | undefined => collectProblems(fn, problems);
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));

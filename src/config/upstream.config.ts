@@ -1,16 +1,5 @@
-import { Transform, Type } from 'class-transformer';
-import {
-  IsBoolean,
-  IsIn,
-  IsInt,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  registerDecorator,
-  type ValidationArguments,
-} from 'class-validator';
-import { validateEnvClass } from './validate-env';
+import { IsIn, IsString, Matches, registerDecorator, type ValidationArguments } from 'class-validator';
+import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 export const UPSTREAM_ENVIRONMENTS = ['sandbox', 'production'] as const;
 export type UpstreamEnvironment = (typeof UPSTREAM_ENVIRONMENTS)[number];
@@ -75,21 +64,16 @@ function ValidUpstreamBaseUrl(): PropertyDecorator {
     });
 }
 
-const int = (name: string, min: number, max: number): PropertyDecorator[] => {
-  const message = `${name} must be an integer from ${min} to ${max}`;
-  return [Type(() => Number), IsInt({ message }), Min(min, { message }), Max(max, { message })];
-};
-const apply =
-  (decorators: PropertyDecorator[]): PropertyDecorator =>
-  (target, key) => {
-    for (const d of decorators) d(target, key);
+/** An absolute URL path (the paths the contract does not show). */
+function Path(): PropertyDecorator {
+  return (target, key) => {
+    IsString()(target, key);
+    Matches(/^\/[A-Za-z0-9._~\-/]*$/, { message: `${String(key)} must be an absolute path like /a/b` })(
+      target,
+      key,
+    );
   };
-const Int = (name: string, min: number, max: number): PropertyDecorator => apply(int(name, min, max));
-const Path = (name: string): PropertyDecorator =>
-  apply([
-    IsString(),
-    Matches(/^\/[A-Za-z0-9._~\-/]*$/, { message: `${name} must be an absolute path like /a/b` }),
-  ]);
+}
 
 /**
  * Upstream API configuration (docs/upstream-client.md). Separate from AppConfig because the in-process
@@ -106,68 +90,65 @@ export class UpstreamConfig {
   @IsIn(UPSTREAM_ENVIRONMENTS, { message: 'UPSTREAM_ENVIRONMENT must be sandbox or production' })
   UPSTREAM_ENVIRONMENT: UpstreamEnvironment = 'sandbox';
 
-  @Int('UPSTREAM_READ_TIMEOUT_MS', 50, 120_000)
+  @EnvInt(50, 120_000)
   UPSTREAM_READ_TIMEOUT_MS = 5_000;
 
-  @Int('UPSTREAM_SIGN_TIMEOUT_MS', 50, 120_000)
+  @EnvInt(50, 120_000)
   UPSTREAM_SIGN_TIMEOUT_MS = 10_000;
 
-  @Int('UPSTREAM_SUBMIT_TIMEOUT_MS', 50, 120_000)
+  @EnvInt(50, 120_000)
   UPSTREAM_SUBMIT_TIMEOUT_MS = 15_000;
 
-  @Int('UPSTREAM_DEADLINE_MS', 100, 600_000)
+  @EnvInt(100, 600_000)
   UPSTREAM_DEADLINE_MS = 30_000;
 
-  @Int('UPSTREAM_MAX_ATTEMPTS', 1, 10)
+  @EnvInt(1, 10)
   UPSTREAM_MAX_ATTEMPTS = 4;
 
-  @Int('UPSTREAM_BACKOFF_BASE_MS', 1, 60_000)
+  @EnvInt(1, 60_000)
   UPSTREAM_BACKOFF_BASE_MS = 200;
 
-  @Int('UPSTREAM_BACKOFF_MAX_MS', 1, 300_000)
+  @EnvInt(1, 300_000)
   UPSTREAM_BACKOFF_MAX_MS = 5_000;
 
-  @Int('UPSTREAM_RETRY_AFTER_CAP_MS', 0, 600_000)
+  @EnvInt(0, 600_000)
   UPSTREAM_RETRY_AFTER_CAP_MS = 30_000;
 
-  @Int('UPSTREAM_BREAKER_THRESHOLD', 1, 1_000)
+  @EnvInt(1, 1_000)
   UPSTREAM_BREAKER_THRESHOLD = 10;
 
-  @Int('UPSTREAM_BREAKER_HALF_OPEN_MS', 100, 600_000)
+  @EnvInt(100, 600_000)
   UPSTREAM_BREAKER_HALF_OPEN_MS = 10_000;
 
-  @Int('UPSTREAM_MAX_CONCURRENCY', 1, 1_024)
+  @EnvInt(1, 1_024)
   UPSTREAM_MAX_CONCURRENCY = 16;
 
-  @Int('UPSTREAM_MAX_QUEUE', 0, 100_000)
+  @EnvInt(0, 100_000)
   UPSTREAM_MAX_QUEUE = 1_000;
 
-  @Int('UPSTREAM_RATE_LIMIT_RPS', 1, 10_000)
+  @EnvInt(1, 10_000)
   UPSTREAM_RATE_LIMIT_RPS = 50;
 
-  @Int('UPSTREAM_RATE_LIMIT_MIN_RPS', 1, 10_000)
+  @EnvInt(1, 10_000)
   UPSTREAM_RATE_LIMIT_MIN_RPS = 1;
 
-  @Int('UPSTREAM_KEY_CHECK_TTL_MS', 0, 3_600_000)
+  @EnvInt(0, 3_600_000)
   UPSTREAM_KEY_CHECK_TTL_MS = 30_000;
 
   /** Readiness fails on key problems (401/403) always; on an unreachable upstream only when true. */
-  @Transform(({ value }: { value: unknown }) =>
-    value === 'true' || value === '1' ? true : value === 'false' || value === '0' ? false : value,
-  )
-  @IsBoolean({ message: 'UPSTREAM_READY_REQUIRES_REACHABLE must be true or false' })
+  @EnvBool()
   UPSTREAM_READY_REQUIRES_REACHABLE = false;
 
-  @Int('UPSTREAM_PAGE_LIMIT', 1, 10_000)
+  @EnvInt(1, 10_000)
   UPSTREAM_PAGE_LIMIT = 100;
 
-  @Path('UPSTREAM_ACTIVE_LISTINGS_PATH')
+  @Path()
   UPSTREAM_ACTIVE_LISTINGS_PATH = '/indexer/listings/active';
 
-  @Path('UPSTREAM_PROTOCOL_CONFIG_PATH')
+  @Path()
   UPSTREAM_PROTOCOL_CONFIG_PATH = '/indexer/protocol-config';
 
-  @Path('UPSTREAM_PURCHASE_STATUS_PATH')
+  @Path()
   UPSTREAM_PURCHASE_STATUS_PATH = '/claim_wallets/purchase-status';
 
   @IsString()
