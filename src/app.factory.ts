@@ -7,13 +7,13 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule, type AppModuleOptions } from './app.module';
-import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { AllExceptionsFilter, type ErrorBody } from './common/all-exceptions.filter';
 import { createRootLogger } from './common/logging';
 import { setupOpenApi } from './common/openapi';
 import { REQUEST_ID_HEADER, requestIdFrom } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
-import { loadAuthConfig, type AuthConfig } from './config/auth.config';
+import type { AuthConfig } from './config/auth.config';
 import { MetricsService } from './metrics/metrics.service';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -24,8 +24,7 @@ export interface CreateAppOptions {
   logDestination?: DestinationStream;
   /** Resolved upstream address and key plus tuning; its logger defaults to a child of the app's. */
   upstream: UpstreamOptions;
-  /** Auth variables (main.ts: from the environment); default: AuthConfig defaults for NODE_ENV. */
-  authConfig?: AuthConfig;
+  authConfig: AuthConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -41,23 +40,19 @@ function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
     return;
   }
   const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const body = JSON.stringify({
+  const errorBody: ErrorBody = {
     error: {
       code: 'BAD_REQUEST',
       message: status === 431 ? 'Request headers are too large' : 'Malformed HTTP request',
       requestId: randomUUID(),
     },
-  });
+  };
+  const body = JSON.stringify(errorBody);
   socket.end(
     `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
       `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
       `connection: close\r\n\r\n${body}`,
   );
-}
-
-/** Identity the auth guard attaches to a request; logged on every request line (never the key). */
-interface RequestIdentity {
-  apiClient?: { id: string; name: string };
 }
 
 function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: MetricsService): void {
@@ -80,7 +75,8 @@ function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: 
     const route = request.routeOptions?.url ?? 'unmatched';
     const durationMs = reply.elapsedTime;
     metrics.observeHttp(request.method, route, reply.statusCode, durationMs / 1000);
-    const client = (request as FastifyRequest & RequestIdentity).apiClient;
+    // Set by the auth guard (see auth/authenticated-request.ts); id and name only, never the key.
+    const client = request.apiClient;
     logger.info(
       {
         requestId: request.id,
@@ -114,7 +110,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       config,
       databaseUrl: options.databaseUrl,
       logger,
-      auth: options.authConfig ?? loadAuthConfig({ NODE_ENV: config.NODE_ENV }),
+      auth: options.authConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

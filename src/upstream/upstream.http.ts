@@ -1,5 +1,4 @@
 import type { HttpService } from '@nestjs/axios';
-import { randomUUID } from 'node:crypto';
 import {
   ConsecutiveBreaker,
   TaskCancelledError,
@@ -9,6 +8,7 @@ import {
   type BulkheadPolicy,
   type CircuitBreakerPolicy,
 } from 'cockatiel';
+import { safeRequestId } from '../common/request-id';
 import { fullJitterDelay } from './backoff';
 import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter';
 import { AttemptClassifier, AttemptFailure, TIMEOUT_REASON, type AttemptOutcome } from './upstream.attempt';
@@ -43,7 +43,6 @@ export interface HttpResult {
   requestId: string;
 }
 
-const SAFE_REQUEST_ID = /^[A-Za-z0-9._:-]{1,128}$/;
 const MIN_ATTEMPT_MS = 10;
 
 /** A promise that rejects when `signal` aborts (the race that ends an attempt even while it is queued). */
@@ -118,8 +117,7 @@ export class UpstreamHttp {
   /** Runs a call to completion: a 200 body, or an UpstreamError carrying the attempts made. */
   async execute(call: HttpCall): Promise<HttpResult> {
     const { clock, retry } = this.options;
-    const requestId =
-      call.requestId !== undefined && SAFE_REQUEST_ID.test(call.requestId) ? call.requestId : randomUUID();
+    const requestId = safeRequestId(call.requestId);
     const deadline = clock.now() + (call.deadlineMs ?? this.options.timeouts.deadlineMs);
     const maxAttempts = call.maxAttempts ?? retry.maxAttempts;
     let unknown = false;
