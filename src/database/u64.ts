@@ -1,10 +1,8 @@
 import { Column, type ColumnOptions, type ValueTransformer } from 'typeorm';
 
-export const U64_MAX = 18_446_744_073_709_551_615n;
+import { isU64 } from '../common/int64';
 
-export function isU64(value: bigint): boolean {
-  return value >= 0n && value <= U64_MAX;
-}
+export { isU64, U64_MAX } from '../common/int64';
 
 /**
  * Maps Postgres `numeric(20,0)` (returned by pg as a decimal string) to `bigint` and back.

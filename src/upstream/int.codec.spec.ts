@@ -1,15 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import {
-  I64_MAX,
-  I64_MIN,
-  U64_MAX,
-  encodeI64,
-  encodeU64,
-  tryDecodeI64,
-  tryDecodeNullableU64,
-  tryDecodeU64,
-} from './int.codec';
+import { I64_MAX, I64_MIN, U64_MAX } from '../common/int64';
+import { encodeI64, encodeU64, tryDecodeI64, tryDecodeNullableU64, tryDecodeU64 } from './int.codec';
 import { UnsafeJsonInteger, parseJsonSafely } from './safe-json';
 
 const SAFE = 9_007_199_254_740_991n;

@@ -1,8 +1,6 @@
+import { I64_MAX, I64_MIN, isI64, isU64, U64_MAX } from '../common/int64';
 import { UnsafeJsonInteger } from './safe-json';
 
-export const U64_MAX = 18_446_744_073_709_551_615n;
-export const I64_MIN = -9_223_372_036_854_775_808n;
-export const I64_MAX = 9_223_372_036_854_775_807n;
 const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
 
 export type IntDecode = { ok: true; value: bigint } | { ok: false; reason: string };
@@ -67,14 +65,12 @@ export function tryDecodeNullableU64(
 
 /** Canonical decimal text of a u64 (no leading zeros); throws RangeError outside 0..2^64-1. */
 export function encodeU64(value: bigint): string {
-  if (typeof value !== 'bigint' || value < 0n || value > U64_MAX)
-    throw new RangeError('u64 value out of range');
+  if (typeof value !== 'bigint' || !isU64(value)) throw new RangeError('u64 value out of range');
   return value.toString();
 }
 
 /** Canonical decimal text of an i64; throws RangeError outside the i64 range. */
 export function encodeI64(value: bigint): string {
-  if (typeof value !== 'bigint' || value < I64_MIN || value > I64_MAX)
-    throw new RangeError('i64 value out of range');
+  if (typeof value !== 'bigint' || !isI64(value)) throw new RangeError('i64 value out of range');
   return value.toString();
 }

@@ -1,3 +1,4 @@
+import { U64_MAX } from '../common/int64';
 import { encodeI64, encodeU64 } from './int.codec';
 import type { InstructionBatch, SubmitTransactionInput } from './upstream.types';
 
@@ -53,7 +54,7 @@ function u64(value: unknown, at: string): string {
   try {
     return encodeU64(value);
   } catch {
-    throw new RequestShapeError(`${at} must be within 0..18446744073709551615`);
+    throw new RequestShapeError(`${at} must be within 0..${U64_MAX}`);
   }
 }
 
