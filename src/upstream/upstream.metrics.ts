@@ -4,13 +4,17 @@ import type { UpstreamOperation } from './upstream.error';
 /** Label `status`: an HTTP status, or how an attempt ended without one. Bounded set, never a key or URL. */
 export type AttemptStatus = `${number}` | 'timeout' | 'network' | 'circuit_open' | 'overloaded' | 'cancelled';
 
-function getOrCreate<T>(
+/**
+ * The metric named `config.name` on `registry`, created there on first use: several clients may share
+ * one registry (tests), and prom-client refuses to register a name twice.
+ */
+function registered<T, C extends { name: string }>(
   registry: Registry | undefined,
-  name: string,
-  create: (registers: Registry[]) => T,
+  Metric: new (config: C & { registers: Registry[] }) => T,
+  config: C,
 ): T {
-  const existing = registry?.getSingleMetric(name);
-  return (existing as T | undefined) ?? create(registry === undefined ? [] : [registry]);
+  const existing = registry?.getSingleMetric(config.name) as T | undefined;
+  return existing ?? new Metric({ ...config, registers: registry === undefined ? [] : [registry] });
 }
 
 /**
@@ -26,71 +30,35 @@ export class UpstreamMetrics {
   readonly rateLimit: Gauge;
 
   constructor(registry?: Registry) {
-    this.requests = getOrCreate(
-      registry,
-      'upstream_requests_total',
-      (registers) =>
-        new Counter({
-          name: 'upstream_requests_total',
-          help: 'Upstream HTTP attempts by operation and HTTP status (or timeout/network/circuit_open/overloaded/cancelled)',
-          labelNames: ['operation', 'status'] as const,
-          registers,
-        }),
-    );
-    this.duration = getOrCreate(
-      registry,
-      'upstream_request_duration_seconds',
-      (registers) =>
-        new Histogram({
-          name: 'upstream_request_duration_seconds',
-          help: 'Duration of upstream HTTP attempts by operation and status',
-          labelNames: ['operation', 'status'] as const,
-          buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
-          registers,
-        }),
-    );
-    this.retries = getOrCreate(
-      registry,
-      'upstream_retries_total',
-      (registers) =>
-        new Counter({
-          name: 'upstream_retries_total',
-          help: 'Upstream retries scheduled, by operation and reason (the failed attempt status)',
-          labelNames: ['operation', 'reason'] as const,
-          registers,
-        }),
-    );
-    this.rateLimited = getOrCreate(
-      registry,
-      'upstream_rate_limited_total',
-      (registers) =>
-        new Counter({
-          name: 'upstream_rate_limited_total',
-          help: 'Upstream 429 responses by operation',
-          labelNames: ['operation'] as const,
-          registers,
-        }),
-    );
-    this.circuitState = getOrCreate(
-      registry,
-      'upstream_circuit_state',
-      (registers) =>
-        new Gauge({
-          name: 'upstream_circuit_state',
-          help: 'Upstream circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated',
-          registers,
-        }),
-    );
-    this.rateLimit = getOrCreate(
-      registry,
-      'upstream_rate_limit_per_second',
-      (registers) =>
-        new Gauge({
-          name: 'upstream_rate_limit_per_second',
-          help: 'Current request rate the adaptive upstream limiter allows (lowered on 429)',
-          registers,
-        }),
-    );
+    this.requests = registered(registry, Counter<'operation' | 'status'>, {
+      name: 'upstream_requests_total',
+      help: 'Upstream HTTP attempts by operation and HTTP status (or timeout/network/circuit_open/overloaded/cancelled)',
+      labelNames: ['operation', 'status'] as const,
+    });
+    this.duration = registered(registry, Histogram<'operation' | 'status'>, {
+      name: 'upstream_request_duration_seconds',
+      help: 'Duration of upstream HTTP attempts by operation and status',
+      labelNames: ['operation', 'status'] as const,
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    });
+    this.retries = registered(registry, Counter<'operation' | 'reason'>, {
+      name: 'upstream_retries_total',
+      help: 'Upstream retries scheduled, by operation and reason (the failed attempt status)',
+      labelNames: ['operation', 'reason'] as const,
+    });
+    this.rateLimited = registered(registry, Counter<'operation'>, {
+      name: 'upstream_rate_limited_total',
+      help: 'Upstream 429 responses by operation',
+      labelNames: ['operation'] as const,
+    });
+    this.circuitState = registered(registry, Gauge, {
+      name: 'upstream_circuit_state',
+      help: 'Upstream circuit breaker: 0 closed, 1 open, 2 half-open, 3 isolated',
+    });
+    this.rateLimit = registered(registry, Gauge, {
+      name: 'upstream_rate_limit_per_second',
+      help: 'Current request rate the adaptive upstream limiter allows (lowered on 429)',
+    });
   }
 
   attempt(operation: UpstreamOperation, status: AttemptStatus, seconds: number): void {
