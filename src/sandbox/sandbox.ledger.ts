@@ -1,6 +1,6 @@
 import { AddressBook } from './address.book';
 import { EventStore, type EventRecord } from './event.store';
-import { ListingStore } from './listing.store';
+import { ListingStore, type NewListing } from './listing.store';
 import { TicketStore } from './ticket.store';
 import { U64_MAX } from './u64.codec';
 import type { WalletKeys } from './wallet.keys';
@@ -100,15 +100,8 @@ export class SandboxLedger {
   /** Creates an active listing for a ticket its seller owns; used by landing and by the admin seed. */
   openListing(
     ticketIdx: number,
-    fields: {
-      askPriceMinor: bigint;
-      sellerPayout: number;
-      integratorIdentity: number;
-      integratorAuthority: number;
-      buyerAllow: number;
-      ticketTypeConfig: number;
-      expiresAt: bigint;
-    },
+    // The ticket decides event, seller and permit version; the caller gives the rest.
+    fields: Omit<NewListing, 'eventIdx' | 'ticketIdx' | 'seller' | 'permitVersion'>,
   ): number {
     const permitVersion = ++this.tickets.permitCounter[ticketIdx];
     const seq = this.listings.append({
