@@ -1,4 +1,4 @@
-import type { UpstreamConfig, UpstreamEnvironment } from '../config/upstream.config';
+import { UpstreamConfig, type UpstreamEnvironment } from '../config/upstream.config';
 import { systemClock, type UpstreamClock } from './upstream.clock';
 import type { UpstreamLogger } from './upstream.logger';
 
@@ -100,66 +100,9 @@ export interface ResolvedUpstreamOptions {
   readinessRequiresReachable: boolean;
 }
 
-export const UPSTREAM_DEFAULTS = {
-  timeouts: { readMs: 5_000, signMs: 10_000, submitMs: 15_000, deadlineMs: 30_000 },
-  retry: { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000, retryAfterCapMs: 30_000 },
-  breaker: { consecutiveFailures: 10, halfOpenAfterMs: 10_000 },
-  concurrency: { maxInFlight: 16, maxQueued: 1_000 },
-  rateLimit: { ratePerSecond: 50, minRatePerSecond: 1, recoveryIntervalMs: 5_000, recoveryStep: 0.1 },
-  paths: {
-    activeListings: '/indexer/listings/active',
-    protocolConfig: '/indexer/protocol-config',
-    purchaseStatus: '/claim_wallets/purchase-status',
-    purchaseStatusKeyParam: 'idempotency-key',
-  },
-  keyCheckTtlMs: 30_000,
-  pageLimit: 100,
-  maxResponseBytes: 16 * 1024 * 1024,
-} as const;
-
-export function resolveUpstreamOptions(options: UpstreamOptions): ResolvedUpstreamOptions {
-  if (!/^https?:\/\//.test(options.baseUrl)) throw new RangeError('upstream baseUrl must be an http(s) URL');
-  if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
-    throw new RangeError('upstream apiKey must be set (UPSTREAM_API_KEY)');
-  }
-  const retry = { ...UPSTREAM_DEFAULTS.retry, ...options.retry };
-  const rateLimit = { ...UPSTREAM_DEFAULTS.rateLimit, ...options.rateLimit };
+/** The tuning that maps one-to-one onto UPSTREAM_* variables. */
+function tuningFromConfig(config: UpstreamConfig) {
   return {
-    baseUrl: options.baseUrl.replace(/\/+$/, ''),
-    apiKey: options.apiKey,
-    environment: options.environment,
-    timeouts: { ...UPSTREAM_DEFAULTS.timeouts, ...options.timeouts },
-    retry: { ...retry, maxDelayMs: Math.max(retry.maxDelayMs, retry.baseDelayMs) },
-    breaker: { ...UPSTREAM_DEFAULTS.breaker, ...options.breaker },
-    concurrency: { ...UPSTREAM_DEFAULTS.concurrency, ...options.concurrency },
-    rateLimit: {
-      ...rateLimit,
-      minRatePerSecond: Math.min(rateLimit.minRatePerSecond, rateLimit.ratePerSecond),
-    },
-    paths: { ...UPSTREAM_DEFAULTS.paths, ...options.paths },
-    keyCheckTtlMs: options.keyCheckTtlMs ?? UPSTREAM_DEFAULTS.keyCheckTtlMs,
-    pageLimit: options.pageLimit ?? UPSTREAM_DEFAULTS.pageLimit,
-    maxResponseBytes: options.maxResponseBytes ?? UPSTREAM_DEFAULTS.maxResponseBytes,
-    logger: options.logger,
-    clock: options.clock ?? systemClock,
-    random: options.random ?? Math.random,
-    readinessRequiresReachable: options.readinessRequiresReachable ?? false,
-  };
-}
-
-/**
- * UpstreamOptions from the validated environment. `resolved` carries the address and key actually used:
- * UPSTREAM_BASE_URL/UPSTREAM_API_KEY, or the in-process sandbox's when UPSTREAM_BASE_URL is unset.
- */
-export function upstreamOptionsFromConfig(
-  config: UpstreamConfig,
-  resolved: { baseUrl: string; apiKey: string },
-  extra: Pick<UpstreamOptions, 'logger' | 'clock' | 'random'> = {},
-): UpstreamOptions {
-  return {
-    baseUrl: resolved.baseUrl,
-    apiKey: resolved.apiKey,
-    environment: config.UPSTREAM_ENVIRONMENT,
     timeouts: {
       readMs: config.UPSTREAM_READ_TIMEOUT_MS,
       signMs: config.UPSTREAM_SIGN_TIMEOUT_MS,
@@ -190,6 +133,66 @@ export function upstreamOptionsFromConfig(
     keyCheckTtlMs: config.UPSTREAM_KEY_CHECK_TTL_MS,
     pageLimit: config.UPSTREAM_PAGE_LIMIT,
     readinessRequiresReachable: config.UPSTREAM_READY_REQUIRES_REACHABLE,
+  };
+}
+
+const ENV_DEFAULTS = tuningFromConfig(new UpstreamConfig());
+
+/**
+ * Defaults of options not given: the documented environment defaults (one source: UpstreamConfig), plus
+ * the knobs that have no variable.
+ */
+export const UPSTREAM_DEFAULTS = {
+  ...ENV_DEFAULTS,
+  rateLimit: { ...ENV_DEFAULTS.rateLimit, recoveryIntervalMs: 5_000, recoveryStep: 0.1 },
+  maxResponseBytes: 16 * 1024 * 1024,
+};
+
+export function resolveUpstreamOptions(options: UpstreamOptions): ResolvedUpstreamOptions {
+  if (!/^https?:\/\//.test(options.baseUrl)) throw new RangeError('upstream baseUrl must be an http(s) URL');
+  if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
+    throw new RangeError('upstream apiKey must be set (UPSTREAM_API_KEY)');
+  }
+  const retry = { ...UPSTREAM_DEFAULTS.retry, ...options.retry };
+  const rateLimit = { ...UPSTREAM_DEFAULTS.rateLimit, ...options.rateLimit };
+  return {
+    baseUrl: options.baseUrl.replace(/\/+$/, ''),
+    apiKey: options.apiKey,
+    environment: options.environment,
+    timeouts: { ...UPSTREAM_DEFAULTS.timeouts, ...options.timeouts },
+    retry: { ...retry, maxDelayMs: Math.max(retry.maxDelayMs, retry.baseDelayMs) },
+    breaker: { ...UPSTREAM_DEFAULTS.breaker, ...options.breaker },
+    concurrency: { ...UPSTREAM_DEFAULTS.concurrency, ...options.concurrency },
+    rateLimit: {
+      ...rateLimit,
+      minRatePerSecond: Math.min(rateLimit.minRatePerSecond, rateLimit.ratePerSecond),
+    },
+    paths: { ...UPSTREAM_DEFAULTS.paths, ...options.paths },
+    keyCheckTtlMs: options.keyCheckTtlMs ?? UPSTREAM_DEFAULTS.keyCheckTtlMs,
+    pageLimit: options.pageLimit ?? UPSTREAM_DEFAULTS.pageLimit,
+    maxResponseBytes: options.maxResponseBytes ?? UPSTREAM_DEFAULTS.maxResponseBytes,
+    logger: options.logger,
+    clock: options.clock ?? systemClock,
+    random: options.random ?? Math.random,
+    readinessRequiresReachable:
+      options.readinessRequiresReachable ?? UPSTREAM_DEFAULTS.readinessRequiresReachable,
+  };
+}
+
+/**
+ * UpstreamOptions from the validated environment. `resolved` carries the address and key actually used:
+ * UPSTREAM_BASE_URL/UPSTREAM_API_KEY, or the in-process sandbox's when UPSTREAM_BASE_URL is unset.
+ */
+export function upstreamOptionsFromConfig(
+  config: UpstreamConfig,
+  resolved: { baseUrl: string; apiKey: string },
+  extra: Pick<UpstreamOptions, 'logger' | 'clock' | 'random'> = {},
+): UpstreamOptions {
+  return {
+    baseUrl: resolved.baseUrl,
+    apiKey: resolved.apiKey,
+    environment: config.UPSTREAM_ENVIRONMENT,
+    ...tuningFromConfig(config),
     ...extra,
   };
 }
