@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { loadAppConfig } from '../config/app.config';
 import { loadAuthConfig } from '../config/auth.config';
 import { buildDataSourceOptions } from '../database/data-source';
-import { resolveDatabase } from '../database/database-url';
+import { withServiceDatabase } from '../database/database-url';
 import { generateApiKey } from './api-key';
 import { ApiClientEntity } from './api-client.entity';
 import { ApiClientRepository, type ListPosition } from './api-client.repository';
@@ -57,25 +57,21 @@ async function withService<T>(
   env: NodeJS.ProcessEnv,
   fn: (service: ApiClientsService) => Promise<T>,
 ): Promise<T> {
-  const app = loadAppConfig(env);
   const auth = loadAuthConfig(env);
-  const database = await resolveDatabase(app);
-  const dataSource = new DataSource({
-    ...buildDataSourceOptions({
-      url: database.url,
-      poolSize: 2,
-      migrationsRun: app.MIGRATIONS_RUN,
-      applicationName: 'ticket-resale-bff-keys',
-    }),
-    entities: [ApiClientEntity],
-  });
-  try {
-    await dataSource.initialize();
-    return await fn(new ApiClientsService(new ApiClientRepository(dataSource), auth.pepper));
-  } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await database.embedded?.stop();
-  }
+  const app = loadAppConfig(env);
+  const dataSource = (url: string): DataSource =>
+    new DataSource({
+      ...buildDataSourceOptions({
+        url,
+        poolSize: 2,
+        migrationsRun: app.MIGRATIONS_RUN,
+        applicationName: 'ticket-resale-bff-keys',
+      }),
+      entities: [ApiClientEntity],
+    });
+  return withServiceDatabase(app, dataSource, (ds) =>
+    fn(new ApiClientsService(new ApiClientRepository(ds), auth.pepper)),
+  );
 }
 
 async function listAll(service: ApiClientsService): Promise<ApiClientView[]> {

@@ -1,4 +1,5 @@
 import { join, resolve } from 'node:path';
+import type { DataSource } from 'typeorm';
 import type { AppConfig } from '../config/app.config';
 import { startEmbeddedPostgres, type RunningPostgres } from './embedded-postgres';
 
@@ -45,4 +46,25 @@ export async function ensureDatabase(adminUrl: string, name: string): Promise<st
   const url = new URL(adminUrl);
   url.pathname = `/${name}`;
   return url.toString();
+}
+
+/**
+ * For one-off commands (migration and key CLIs): opens the service's database (DATABASE_URL, or the
+ * embedded cluster: attached when the service runs it, started for the command otherwise), runs `fn`
+ * and closes everything again, whatever happens.
+ */
+export async function withServiceDatabase<T>(
+  config: AppConfig,
+  createDataSource: (url: string) => DataSource,
+  fn: (dataSource: DataSource) => Promise<T>,
+): Promise<T> {
+  const database = await resolveDatabase(config);
+  const dataSource = createDataSource(database.url);
+  try {
+    await dataSource.initialize();
+    return await fn(dataSource);
+  } finally {
+    if (dataSource.isInitialized) await dataSource.destroy();
+    await database.embedded?.stop();
+  }
 }

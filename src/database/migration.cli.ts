@@ -2,7 +2,8 @@ import 'reflect-metadata';
 import { loadAppConfig } from '../config/app.config';
 import { ConfigValidationError } from '../config/validate-env';
 import { createDataSource } from './data-source';
-import { resolveDatabase } from './database-url';
+import { withServiceDatabase } from './database-url';
+import { migrationStatus } from './migration-status';
 
 const USAGE = 'usage: migration.cli <run|revert|show>';
 
@@ -15,37 +16,31 @@ async function main(command: string | undefined): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 2;
   }
-  const config = loadAppConfig(process.env);
-  const database = await resolveDatabase(config);
-  const dataSource = createDataSource({ url: database.url });
-  try {
-    await dataSource.initialize();
-    if (command === 'run') {
-      const applied = await dataSource.runMigrations({ transaction: 'each' });
-      process.stdout.write(
-        `applied ${applied.length} migration(s)${applied.map((m) => `\n  ${m.name}`).join('')}\n`,
-      );
-    } else if (command === 'revert') {
-      await dataSource.undoLastMigration({ transaction: 'each' });
-      process.stdout.write('reverted the last migration\n');
-    } else {
-      const rows: { name: string }[] = await dataSource.query('SELECT name FROM migrations').catch(() => []); // no migrations table yet: nothing applied
-      const applied = new Set(rows.map((r) => r.name));
-      const pending = dataSource.migrations
-        .map((m) => m.name ?? m.constructor.name)
-        .filter((n) => !applied.has(n));
+  return withServiceDatabase(
+    loadAppConfig(process.env),
+    (url) => createDataSource({ url }),
+    async (dataSource) => {
+      if (command === 'run') {
+        const applied = await dataSource.runMigrations({ transaction: 'each' });
+        process.stdout.write(
+          `applied ${applied.length} migration(s)${applied.map((m) => `\n  ${m.name}`).join('')}\n`,
+        );
+        return 0;
+      }
+      if (command === 'revert') {
+        await dataSource.undoLastMigration({ transaction: 'each' });
+        process.stdout.write('reverted the last migration\n');
+        return 0;
+      }
+      const { applied, pending } = await migrationStatus(dataSource);
       process.stdout.write(
         pending.length > 0
           ? `${pending.length} pending migration(s):${pending.map((n) => `\n  ${n}`).join('')}\n`
-          : `all ${applied.size} migrations are applied\n`,
+          : `all ${applied} migrations are applied\n`,
       );
       return pending.length > 0 ? 1 : 0;
-    }
-    return 0;
-  } finally {
-    if (dataSource.isInitialized) await dataSource.destroy();
-    await database.embedded?.stop();
-  }
+    },
+  );
 }
 
 main(process.argv[2]).then(

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
+import { migrationStatus } from '../database/migration-status';
 
 /** Ready only when every migration the code knows is recorded as applied. */
 @Injectable()
@@ -14,13 +15,9 @@ export class MigrationsHealthIndicator {
     return this.health
       .check(key)
       .attempt(async () => {
-        const rows: { name: string }[] = await this.dataSource.query('SELECT name FROM migrations');
-        const applied = new Set(rows.map((r) => r.name));
-        const pending = this.dataSource.migrations
-          .map((m) => m.name ?? m.constructor.name)
-          .filter((n) => !applied.has(n));
+        const { applied, pending } = await migrationStatus(this.dataSource);
         if (pending.length > 0) throw new Error(`pending migrations: ${pending.join(', ')}`);
-        return { applied: applied.size };
+        return { applied };
       })
       .withTimeout(timeoutMs);
   }
