@@ -1,16 +1,5 @@
 import { Type } from 'class-transformer';
-import {
-  IsIn,
-  IsInt,
-  IsNotEmpty,
-  IsNumber,
-  IsOptional,
-  IsString,
-  Matches,
-  Max,
-  Min,
-  MinLength,
-} from 'class-validator';
+import { IsNotEmpty, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { parseFaultRules } from '../sandbox/fault.model';
 import {
   DEFAULT_SANDBOX_ADMIN_KEY,
@@ -18,48 +7,43 @@ import {
   DEFAULT_SANDBOX_READONLY_API_KEY,
   type SandboxOptions,
 } from '../sandbox/sandbox.options';
-import { ConfigValidationError, validateEnvClass } from './validate-env';
+import { isU64 } from '../common/int64';
+import { collectProblems, ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /** Sandbox keys must have the sandbox form, so a production-looking key can never be configured by mistake. */
 const SANDBOX_KEY = /^trk_test_[A-Za-z0-9_]{16,}$/;
 
 /** Every SANDBOX_* variable with its default (docs/sandbox.md has the table). */
 export class SandboxEnv {
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(65535) SANDBOX_PORT: number = 4010;
+  @EnvInt(0, 65535) SANDBOX_PORT: number = 4010;
   @IsOptional() @IsString() @IsNotEmpty() SANDBOX_HOST: string = '127.0.0.1';
   @IsOptional() @IsString() @IsNotEmpty() SANDBOX_SEED: string = 'sandbox-demo';
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(100_000) SANDBOX_EVENTS: number = 20;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(5_000_000) SANDBOX_LISTINGS: number = 2000;
+  @EnvInt(0, 100_000) SANDBOX_EVENTS: number = 20;
+  @EnvInt(0, 5_000_000) SANDBOX_LISTINGS: number = 2000;
   @IsOptional() @Matches(SANDBOX_KEY) SANDBOX_API_KEY: string = DEFAULT_SANDBOX_API_KEY;
   @IsOptional() @Matches(SANDBOX_KEY) SANDBOX_READONLY_API_KEY: string = DEFAULT_SANDBOX_READONLY_API_KEY;
   @IsOptional() @IsString() @MinLength(8) SANDBOX_ADMIN_KEY: string = DEFAULT_SANDBOX_ADMIN_KEY;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(3_600_000) SANDBOX_LANDING_DELAY_MS: number = 1500;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1000) SANDBOX_BLOCKHASH_LIFETIME_MS: number = 60_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) SANDBOX_BLOCKHASH_ROTATION_MS: number = 400;
+  @EnvInt(0, 3_600_000) SANDBOX_LANDING_DELAY_MS: number = 1500;
+  @EnvInt(1000) SANDBOX_BLOCKHASH_LIFETIME_MS: number = 60_000;
+  @EnvInt(1) SANDBOX_BLOCKHASH_ROTATION_MS: number = 400;
   @IsOptional() @Type(() => Number) @IsNumber() @Min(0) @Max(1) SANDBOX_LANDING_FAILURE_PROBABILITY: number =
     0;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) SANDBOX_IDEMPOTENCY_RETENTION_MS: number = 86_400_000;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) SANDBOX_DEFAULT_PAGE_LIMIT: number = 100;
-  @IsOptional() @Type(() => Number) @IsInt() @Min(1) @Max(100_000) SANDBOX_MAX_PAGE_LIMIT: number = 1000;
+  @EnvInt(0) SANDBOX_IDEMPOTENCY_RETENTION_MS: number = 86_400_000;
+  @EnvInt(1) SANDBOX_DEFAULT_PAGE_LIMIT: number = 100;
+  @EnvInt(1, 100_000) SANDBOX_MAX_PAGE_LIMIT: number = 1000;
   @IsOptional() @Matches(/^[0-9]{1,20}$/) SANDBOX_INITIAL_BALANCE_MINOR: string = '1000000000000';
-  @IsOptional() @Type(() => Number) @IsInt() @Min(0) @Max(18) SANDBOX_STABLECOIN_DECIMALS: number = 6;
+  @EnvInt(0, 18) SANDBOX_STABLECOIN_DECIMALS: number = 6;
   /** JSON array of fault rules, e.g. [{"operation":"listings","kind":"error","rate":0.1}]. */
   @IsOptional() @IsString() SANDBOX_FAULTS: string = '[]';
   @IsOptional() @IsString() @IsNotEmpty() SANDBOX_FAULT_SEED?: string;
-  @IsOptional() @IsIn(['true', 'false']) SANDBOX_LOG: string = 'false';
+  @EnvBool() SANDBOX_LOG = false;
 }
 
 /** Validates the SANDBOX_* variables and turns them into startSandbox options; lists every problem at once. */
 export function loadSandboxOptions(env: NodeJS.ProcessEnv): SandboxOptions {
   const problems: string[] = [];
-  let config: SandboxEnv;
-  try {
-    config = validateEnvClass(SandboxEnv, env);
-  } catch (error) {
-    if (!(error instanceof ConfigValidationError)) throw error;
-    problems.push(...error.problems);
-    config = new SandboxEnv();
-  }
+  // On invalid variables, go on with the defaults so the cross-variable checks below still run.
+  const config = collectProblems(() => validateEnvClass(SandboxEnv, env), problems) ?? new SandboxEnv();
   let faults: unknown;
   try {
     faults = JSON.parse(env.SANDBOX_FAULTS || '[]');
@@ -74,7 +58,7 @@ export function loadSandboxOptions(env: NodeJS.ProcessEnv): SandboxOptions {
   if (config.SANDBOX_DEFAULT_PAGE_LIMIT > config.SANDBOX_MAX_PAGE_LIMIT) {
     problems.push('SANDBOX_DEFAULT_PAGE_LIMIT: must not exceed SANDBOX_MAX_PAGE_LIMIT');
   }
-  if (BigInt(config.SANDBOX_INITIAL_BALANCE_MINOR) > 18446744073709551615n) {
+  if (!isU64(BigInt(config.SANDBOX_INITIAL_BALANCE_MINOR))) {
     problems.push('SANDBOX_INITIAL_BALANCE_MINOR: must be a u64');
   }
   if (problems.length > 0) throw new ConfigValidationError(problems);
@@ -98,6 +82,6 @@ export function loadSandboxOptions(env: NodeJS.ProcessEnv): SandboxOptions {
     stablecoinDecimals: config.SANDBOX_STABLECOIN_DECIMALS,
     faults: parsed?.ok === true ? parsed.rules : [],
     faultSeed: config.SANDBOX_FAULT_SEED,
-    logger: config.SANDBOX_LOG === 'true',
+    logger: config.SANDBOX_LOG,
   };
 }

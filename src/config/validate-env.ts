@@ -24,14 +24,15 @@ const envBoolean = ({ value }: { value: unknown }): unknown => {
   return value;
 };
 
-/** An integer variable within [min, max]; every rule says the same thing: name and range. */
-export function EnvInt(min: number, max: number): PropertyDecorator {
+/** An integer variable within [min, max] (no upper bound when max is omitted); one message: name and range. */
+export function EnvInt(min: number, max?: number): PropertyDecorator {
   return (target, key) => {
-    const message = `${String(key)} must be an integer from ${min} to ${max}`;
+    const range = max === undefined ? `of at least ${min}` : `from ${min} to ${max}`;
+    const message = `${String(key)} must be an integer ${range}`;
     Type(() => Number)(target, key);
     IsInt({ message })(target, key);
     Min(min, { message })(target, key);
-    Max(max, { message })(target, key);
+    if (max !== undefined) Max(max, { message })(target, key);
   };
 }
 
