@@ -1,35 +1,10 @@
-import { Agent } from 'node:http';
 import pino from 'pino';
-import { httpGet } from '../src/sandbox/sandbox.bench';
+import { walkListingsRaw } from '../src/sandbox/sandbox.bench';
 import { startSandbox } from '../src/sandbox/sandbox.server';
 import { UpstreamClient } from '../src/upstream/upstream.client';
 import type { BenchReport } from './report';
 
 const PAGE_SIZE = 1000;
-
-/** Baseline: the same walk with a bare GET + JSON.parse per page (no validation, no bigint decoding). */
-async function rawWalk(baseUrl: string, apiKey: string): Promise<{ items: number; seconds: number }> {
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-  let items = 0;
-  let cursor: string | null = null;
-  const started = process.hrtime.bigint();
-  try {
-    do {
-      const url = new URL(`${baseUrl}/indexer/listings/active`);
-      url.searchParams.set('limit', String(PAGE_SIZE));
-      if (cursor !== null) url.searchParams.set('cursor', cursor);
-      const page = JSON.parse(await httpGet(agent, url, { 'x-api-key': apiKey })) as {
-        items: unknown[];
-        next_cursor: string | null;
-      };
-      items += page.items.length;
-      cursor = page.next_cursor;
-    } while (cursor !== null);
-  } finally {
-    agent.destroy();
-  }
-  return { items, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
-}
 
 async function clientWalk(client: UpstreamClient): Promise<{ items: number; seconds: number }> {
   let items = 0;
@@ -59,7 +34,8 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
     logger: pino({ level: 'warn' }),
   });
   try {
-    const raw = await rawWalk(sandbox.url, sandbox.admin.apiKey);
+    // Baseline: the same walk with a bare GET + JSON.parse per page (no validation, no bigint decoding).
+    const raw = await walkListingsRaw(sandbox.url, sandbox.admin.apiKey, PAGE_SIZE);
     const typed = await clientWalk(client);
     const rawRate = raw.items / raw.seconds;
     const typedRate = typed.items / typed.seconds;

@@ -37,6 +37,39 @@ export function httpGet(agent: Agent, url: URL, headers: Record<string, string> 
 }
 
 /**
+ * Walks every active listing over one keep-alive loopback connection with plain GET + JSON.parse (what a
+ * bare client costs), following next_cursor until null.
+ */
+export async function walkListingsRaw(
+  baseUrl: string,
+  apiKey: string,
+  pageSize: number,
+): Promise<{ items: number; pages: number; seconds: number }> {
+  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+  try {
+    let items = 0;
+    let pages = 0;
+    let cursor: string | null = null;
+    const started = process.hrtime.bigint();
+    do {
+      const url = new URL(`${baseUrl}/indexer/listings/active`);
+      url.searchParams.set('limit', String(pageSize));
+      if (cursor !== null) url.searchParams.set('cursor', cursor);
+      const page = JSON.parse(await httpGet(agent, url, { 'x-api-key': apiKey })) as {
+        items: unknown[];
+        next_cursor: string | null;
+      };
+      items += page.items.length;
+      pages++;
+      cursor = page.next_cursor;
+    } while (cursor !== null);
+    return { items, pages, seconds: Number(process.hrtime.bigint() - started) / 1e9 };
+  } finally {
+    agent.destroy();
+  }
+}
+
+/**
  * Generates `listings` listings, then walks every active listing over loopback HTTP at the maximum page
  * size, parsing each page like a client would. Memory is sampled at the end, with the dataset still live.
  */
@@ -49,25 +82,8 @@ export async function benchSandboxListings(opts: SandboxBenchOptions): Promise<S
     listings: opts.listings,
     maxPageLimit: Math.max(1000, pageSize),
   });
-  const agent = new Agent({ keepAlive: true, maxSockets: 1 });
   try {
-    let items = 0;
-    let pages = 0;
-    let cursor: string | null = null;
-    const started = process.hrtime.bigint();
-    do {
-      const url = new URL(`${sandbox.url}/indexer/listings/active`);
-      url.searchParams.set('limit', String(pageSize));
-      if (cursor !== null) url.searchParams.set('cursor', cursor);
-      const page = JSON.parse(await httpGet(agent, url, { 'x-api-key': sandbox.admin.apiKey })) as {
-        items: unknown[];
-        next_cursor: string | null;
-      };
-      items += page.items.length;
-      pages++;
-      cursor = page.next_cursor;
-    } while (cursor !== null);
-    const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+    const { items, pages, seconds } = await walkListingsRaw(sandbox.url, sandbox.admin.apiKey, pageSize);
     const memory = process.memoryUsage();
     return {
       items,
@@ -79,7 +95,6 @@ export async function benchSandboxListings(opts: SandboxBenchOptions): Promise<S
       rssMb: memory.rss / 1_048_576,
     };
   } finally {
-    agent.destroy();
     await sandbox.close();
   }
 }
