@@ -1,6 +1,3 @@
-import { readFileSync } from 'node:fs';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -9,27 +6,14 @@ import { encodeInstructionBatch, encodeSubmission } from '../../src/upstream/ups
 import { parseSignedTransaction, parseSubmissionResult } from '../../src/upstream/upstream.responses';
 import { SUBMISSION_STATUSES } from '../../src/upstream/upstream.types';
 import type { InstructionBatch } from '../../src/upstream/upstream.types';
+import { schemaErrors, upstreamOpenApi, upstreamSchema } from '../support/upstream-openapi';
 import { makeClient, type TestClient } from './upstream-client.support';
 
 // The project's OpenAPI description of the upstream (written with the sandbox). The client's types are
 // written from the contract text; this file checks that what the client sends and accepts matches it.
-const openapi = JSON.parse(readFileSync('openapi/upstream-api-v0.3.0.openapi.json', 'utf8')) as {
-  components: { schemas: Record<string, { required?: string[]; properties?: object; enum?: unknown[] }> };
-  paths: Record<string, Record<string, { parameters?: { name: string; in: string }[] }>>;
-};
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema(openapi, 'upstream.json');
-const schema = (name: string): ValidateFunction => {
-  const validate = ajv.getSchema(`upstream.json#/components/schemas/${name}`);
-  if (validate === undefined) throw new Error(`schema ${name} missing from the OpenAPI description`);
-  return validate;
-};
-/** Schema violations of `value` (empty when valid). */
-const problems = (name: string, value: unknown): unknown[] => {
-  const validate = schema(name);
-  return validate(value) ? [] : (validate.errors ?? ['invalid']);
-};
+const openapi = upstreamOpenApi;
+const schema = upstreamSchema;
+const problems = schemaErrors;
 /** The wire form of parsed data: JSON text again (UnsafeJsonInteger → its digits, bigint never appears in raw). */
 const wire = (value: unknown): unknown => JSON.parse(JSON.stringify(value)) as unknown;
 

@@ -1,40 +1,12 @@
-import { readFileSync } from 'node:fs';
-import { join } from 'node:path';
-import { Ajv2020, type ValidateFunction } from 'ajv/dist/2020';
-import addFormats from 'ajv-formats';
 import { expect } from 'vitest';
 import type { ListingView } from '../../../src/sandbox/admin.types';
 import { OffsetClock } from '../../../src/sandbox/sandbox.clock';
 import type { SandboxOptions } from '../../../src/sandbox/sandbox.options';
 import { startSandbox, type SandboxHandle } from '../../../src/sandbox/sandbox.server';
+import { schemaErrors, upstreamOpenApi } from '../../support/upstream-openapi';
 
-const OPENAPI_PATH = join(__dirname, '../../../openapi/upstream-api-v0.3.0.openapi.json');
-interface MediaType {
-  schema: { $ref?: string; type?: string };
-}
-interface ResponseSpec {
-  $ref?: string;
-  content?: Record<string, MediaType>;
-}
-const openapi = JSON.parse(readFileSync(OPENAPI_PATH, 'utf8')) as {
-  paths: Record<string, Record<string, { responses: Record<string, ResponseSpec> }>>;
-  components: { schemas: Record<string, unknown>; responses: Record<string, ResponseSpec> };
-};
-const ajv = new Ajv2020({ strict: false, allErrors: true });
-addFormats(ajv);
-ajv.addSchema(openapi, 'upstream.json');
-const validators = new Map<string, ValidateFunction>();
-
-/** Validates data against a named component schema of the OpenAPI file; returns ajv's errors or []. */
-export function schemaErrors(schema: string, data: unknown): unknown[] {
-  if (!(schema in openapi.components.schemas)) throw new Error(`no schema ${schema}`);
-  let validate = validators.get(schema);
-  if (validate === undefined) {
-    validate = ajv.getSchema(`upstream.json#/components/schemas/${schema}`) as ValidateFunction;
-    validators.set(schema, validate);
-  }
-  return validate(data) ? [] : [...(validate.errors ?? [])];
-}
+const openapi = upstreamOpenApi;
+export { schemaErrors };
 
 export function expectSchema(schema: string, data: unknown): void {
   expect({ schema, errors: schemaErrors(schema, data) }).toEqual({ schema, errors: [] });
