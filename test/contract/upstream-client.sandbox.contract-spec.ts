@@ -3,7 +3,8 @@ import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.serv
 import type { UpstreamClient } from '../../src/upstream/upstream.client';
 import { UpstreamError } from '../../src/upstream/upstream.error';
 import type { InstructionBatch } from '../../src/upstream/upstream.types';
-import { eventually, failure, makeClient, type TestClient } from './upstream-client.support';
+import { waitUntil } from '../support/wait';
+import { failure, makeClient, type TestClient } from './upstream-client.support';
 
 function attemptLines(t: TestClient, operation: string): Record<string, unknown>[] {
   return t.logs.lines
@@ -178,7 +179,7 @@ describe('UpstreamClient against the sandbox', () => {
       expect(error.attempts).toBeGreaterThanOrEqual(3);
       expect(elapsed).toBeLessThan(600 + 150);
       // Aborted requests destroy their sockets (closed within a tick or two), none returns to the pool.
-      await eventually(() => t.client.connectionStats().inUse === 0, 500);
+      await waitUntil(() => t.client.connectionStats().inUse === 0, 500, 10);
       expect(t.client.connectionStats().idle).toBe(0);
     });
 
@@ -221,7 +222,7 @@ describe('UpstreamClient against the sandbox', () => {
       );
       expect(error.code).toBe('TIMEOUT');
       expect(error.outcomeUnknown).toBe(true);
-      await eventually(() => t.client.connectionStats().inUse === 0, 500);
+      await waitUntil(() => t.client.connectionStats().inUse === 0, 500, 10);
     });
 
     it('submits a signed transaction, retrying a 502 with the same bytes; status null is kept as null', async () => {

@@ -9,11 +9,11 @@ import { UpstreamError } from '../../src/upstream/upstream.error';
 import { UpstreamHealthIndicator } from '../../src/upstream/upstream.health';
 import { UpstreamModule } from '../../src/upstream/upstream.module';
 import { runUpstreamCheck } from '../../src/upstream/upstream-check.cli';
+import { waitUntil } from '../support/wait';
 import {
   CANARY,
   SIGNED_TX,
   cancel,
-  eventually,
   failure,
   frozenClock,
   json,
@@ -95,7 +95,11 @@ describe('UpstreamClient against stub servers', () => {
       const error = await failure(() => t.client.listUpcomingEvents());
       expect(error.code).toBe('TIMEOUT');
       expect(Date.now() - started).toBeLessThan(350 + 100);
-      await eventually(() => server.openConnections() === 0 && t.client.connectionStats().inUse === 0, 1_000);
+      await waitUntil(
+        () => server.openConnections() === 0 && t.client.connectionStats().inUse === 0,
+        1_000,
+        10,
+      );
     });
 
     it("the caller's AbortSignal cancels a call (TIMEOUT, outcome unknown for writes)", async () => {

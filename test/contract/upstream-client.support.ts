@@ -124,15 +124,6 @@ export function json(
   res.end(text);
 }
 
-/** Waits (real time, bounded) until `predicate` holds. */
-export async function eventually(predicate: () => boolean, timeoutMs = 2_000): Promise<void> {
-  const until = Date.now() + timeoutMs;
-  while (!predicate()) {
-    if (Date.now() > until) throw new Error('condition not reached in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
-}
-
 /** Runs `fn`, which must fail with an UpstreamError, and returns that error. */
 export async function failure(fn: () => Promise<unknown>): Promise<UpstreamError> {
   try {

@@ -11,8 +11,8 @@ import {
   spawnService,
   useTempDataDir,
   waitForExit,
-  waitUntil,
 } from '../support/service-process';
+import { waitUntil } from '../support/wait';
 import { startTestApp, type TestApp } from '../support/test-app';
 
 interface CliResult {

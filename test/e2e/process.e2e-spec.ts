@@ -8,8 +8,8 @@ import {
   spawnService,
   useTempDataDir,
   waitForExit,
-  waitUntil,
 } from '../support/service-process';
+import { waitUntil } from '../support/wait';
 
 describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () => {
   const dataDirOf = useTempDataDir('bff-proc-');

@@ -104,13 +104,3 @@ export function useTempDataDir(prefix: string): () => string {
   });
   return () => dataDir;
 }
-
-/** Polls `check` every 100 ms; resolves with the time it took, rejects after `timeoutMs`. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, timeoutMs: number): Promise<number> {
-  const started = Date.now();
-  while (Date.now() - started < timeoutMs) {
-    if (await check()) return Date.now() - started;
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw new Error(`condition not met within ${timeoutMs} ms`);
-}
