@@ -6,9 +6,12 @@ import { AuthModule } from './auth/auth.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { TransactionsConfig } from './config/transactions.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
+import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -18,6 +21,8 @@ export interface AppModuleOptions {
   databaseUrl: string;
   logger: Logger;
   auth: AuthConfig;
+  /** Transactions and selling variables (default: every default). */
+  transactions?: TransactionsConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
@@ -31,7 +36,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config),
+        AppConfigModule.forRoot(config, options.transactions),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -56,6 +61,8 @@ export class AppModule {
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
+        TransactionsModule,
+        ListingsModule,
         ...(options.extraModules ?? []),
       ],
     };

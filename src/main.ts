@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     const { app, logger } = await createApp({
       config,
       authConfig: configs.auth,
+      transactionsConfig: configs.transactions,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });
