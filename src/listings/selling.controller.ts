@@ -64,12 +64,15 @@ export class SellingController {
   async cancel(
     @CurrentClient() client: ClientContext,
     @Headers('idempotency-key') key: string | undefined,
-    @Param('event_id', new ParseU64Pipe('event_id')) eventId: bigint,
-    @Param('ticket_id', new ParseU64Pipe('ticket_id')) ticketId: bigint,
+    // Parsed here, not as param pipes: the global ValidationPipe refuses a `bigint` metatype.
+    @Param('event_id') eventIdText: string,
+    @Param('ticket_id') ticketIdText: string,
     @Body() body: CancelListingDto,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,
   ): Promise<void> {
+    const eventId = new ParseU64Pipe('event_id').transform(eventIdText);
+    const ticketId = new ParseU64Pipe('ticket_id').transform(ticketIdText);
     await answer(reply, await this.selling.cancel(client.id, key ?? '', eventId, ticketId, body, request.id));
   }
 }
