@@ -45,6 +45,11 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
     return req.send(body as object);
   };
 
+  const fields = async (body: unknown, idem?: string): Promise<string[]> => {
+    const res = await list(body, idem).expect(400);
+    return (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
+  };
+
   it('lists a ticket: 202 with the record, confirmed on the ledger with integrator addresses from the protocol config', async () => {
     const ticket = seedTicket(t.sandbox, 'bob', false);
     const res = await list(listingBody(ticket)).expect(202);
@@ -108,10 +113,6 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
     const ticket = seedTicket(t.sandbox, 'bob', false);
     const good = listingBody(ticket);
     const before = t.sandbox.admin.stats().transactions;
-    const fields = async (body: unknown, idem?: string): Promise<string[]> => {
-      const res = await list(body, idem).expect(400);
-      return (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
-    };
     const now = Math.floor(t.sandbox.admin.now() / 1000);
     expect(await fields({ ...good, expires_at: String(now - 10) })).toEqual(['expires_at']);
     expect(await fields({ ...good, expires_at: String(now + 400 * 86_400) })).toEqual(['expires_at']);
