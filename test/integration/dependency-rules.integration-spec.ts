@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
-import { afterAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 
 /**
  * DESIGN.md's dependency rules ("Rules of the house") fail on deliberate violations: fixture files in a
@@ -77,14 +77,23 @@ describe('dependency rules (oxlint overrides in .oxlintrc.json)', () => {
   copyFileSync(join(root, '.oxlintrc.json'), join(work, '.oxlintrc.json'));
   afterAll(() => rmSync(work, { recursive: true, force: true }));
 
-  const run = spawnSync(join(root, 'node_modules/.bin/oxlint'), ['-c', '.oxlintrc.json', '-f', 'unix', '.'], {
-    cwd: work,
-    encoding: 'utf8',
+  let status: number | null = null;
+  let output = '';
+  beforeAll(() => {
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/oxlint'),
+      ['-c', '.oxlintrc.json', '-f', 'unix', '.'],
+      {
+        cwd: work,
+        encoding: 'utf8',
+      },
+    );
+    status = run.status;
+    output = `${run.stdout}${run.stderr}`;
   });
-  const output = `${run.stdout}${run.stderr}`;
 
   it('fails (exit 1) on the fixture tree', () => {
-    expect(run.status).toBe(1);
+    expect(status).toBe(1);
   });
 
   it('axios, @nestjs/axios and cockatiel only under src/upstream/ (and in tests)', () => {
