@@ -1,4 +1,4 @@
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import type { UpstreamClient } from '../../src/upstream/upstream.client';
 import {
@@ -40,7 +40,6 @@ describe('UpstreamClient purchase, listing and cancellation against the sandbox'
     client = makeClient(sandbox.url, sandbox.admin.apiKey).client;
     integrator = await integratorOf(client);
   });
-  afterEach(() => sandbox.admin.clearFaults());
   afterAll(async () => {
     client.close();
     await sandbox.close();
