@@ -34,6 +34,7 @@ async function main(): Promise<void> {
       authConfig: configs.auth,
       transactionsConfig: configs.transactions,
       syncConfig: configs.sync,
+      checkoutConfig: configs.checkout,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AppConfig } from './app.config';
+import { CheckoutConfig, loadCheckoutConfig } from './checkout.config';
 import { SyncConfig } from './sync.config';
 import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
 
@@ -11,6 +12,7 @@ export class AppConfigModule {
     config: AppConfig,
     transactions: TransactionsConfig = loadTransactionsConfig({}),
     sync: SyncConfig = new SyncConfig(),
+    checkout: CheckoutConfig = loadCheckoutConfig({}),
   ): DynamicModule {
     return {
       module: AppConfigModule,
@@ -18,8 +20,9 @@ export class AppConfigModule {
         { provide: AppConfig, useValue: config },
         { provide: TransactionsConfig, useValue: transactions },
         { provide: SyncConfig, useValue: sync },
+        { provide: CheckoutConfig, useValue: checkout },
       ],
-      exports: [AppConfig, TransactionsConfig, SyncConfig],
+      exports: [AppConfig, TransactionsConfig, SyncConfig, CheckoutConfig],
     };
   }
 }

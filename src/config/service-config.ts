@@ -1,6 +1,7 @@
 import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
+import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
 import { loadSandboxOptions } from './sandbox.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
@@ -14,6 +15,7 @@ export interface ServiceConfig {
   upstream: UpstreamConfig;
   transactions: TransactionsConfig;
   sync: SyncConfig;
+  checkout: CheckoutConfig;
   /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
   sandbox: SandboxOptions;
 }
@@ -30,6 +32,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const upstream = load(() => loadUpstreamConfig(env));
   const transactions = load(() => loadTransactionsConfig(env));
   const sync = load(() => loadSyncConfig(env));
+  const checkout = load(() => loadCheckoutConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -40,7 +43,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !transactions || !sync || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !transactions || !sync || !checkout || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, transactions, sync, sandbox };
+  return { app, auth, upstream, transactions, sync, checkout, sandbox };
 }
