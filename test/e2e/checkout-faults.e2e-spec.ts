@@ -45,7 +45,7 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
   });
 
   /** Buys one listing with `rules` active and checks the ledger: one purchase, paid once, owned by the buyer. */
-  async function buyUnder(rules: FaultRule[], expectedSignings = 1): Promise<void> {
+  async function buyUnder(rules: FaultRule[], expectedSignings = 1): Promise<string> {
     const { listing, buyer } = market(t.sandbox, `f${++n}`);
     const paidBefore = t.sandbox.admin.balance({ address: buyer.address });
     const signedBefore = t.sandbox.admin.stats().transactions;
@@ -58,6 +58,7 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
       expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
       expect(t.sandbox.admin.balance({ address: buyer.address })).toBe(paidBefore - listing.askPriceMinor);
       expect(t.sandbox.admin.stats().transactions - signedBefore).toBe(expectedSignings);
+      return done.state;
     } finally {
       t.sandbox.admin.clearFaults();
     }
@@ -65,7 +66,9 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
 
   for (const [stepName, operation] of STEPS)
     for (const [faultName, fault] of FAULTS)
-      it(`${faultName} on ${stepName}`, () => buyUnder([{ operation, times: 2, ...fault }]));
+      it(`${faultName} on ${stepName}`, async () => {
+        expect(await buyUnder([{ operation, times: 2, ...fault }])).toBe('confirmed');
+      });
 
   it('a submission answered with status null never completes the order, even once the ledger confirmed it', async () => {
     const { listing, buyer } = market(t.sandbox, 'null-status');
@@ -128,18 +131,21 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
         buys.map((b, i) => postOrder(t.app, client.key, `rand-${i}`, orderBody(b.listing, b.buyer))),
       );
       const done = await Promise.all(orders.map((o) => waitFinal(t.app, client.key, o.body.id, 40_000)));
-      done.forEach((order, i) => {
-        const { listing, buyer } = buys[i]!;
-        const paid = (before[i] ?? 0n) - t.sandbox.admin.balance({ address: buyer.address });
-        // Confirmed ⇔ the ledger moved the ticket and the money exactly once; otherwise nothing moved.
-        if (order.state === 'confirmed') {
-          expect(paid).toBe(listing.askPriceMinor);
-          expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
-        } else {
-          expect(paid).toBe(0n);
-          expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).not.toBe(buyer.address);
-        }
-      });
+      // Confirmed ⇔ the ledger moved the ticket and the money exactly once; otherwise nothing moved.
+      const outcome = done.map((order, i) => ({
+        confirmed: order.state === 'confirmed',
+        paid: (before[i] ?? 0n) - t.sandbox.admin.balance({ address: buys[i].buyer.address }),
+        owned:
+          ownerOf(t.sandbox, buys[i].listing.eventId, buys[i].listing.ticketId) === buys[i].buyer.address,
+      }));
+      expect(outcome).toEqual(
+        outcome.map((o, i) => ({
+          confirmed: o.confirmed,
+          paid: o.confirmed ? buys[i].listing.askPriceMinor : 0n,
+          owned: o.confirmed,
+        })),
+      );
+      expect(done.every((o) => o.final)).toBe(true);
     } finally {
       t.sandbox.admin.clearFaults();
     }
