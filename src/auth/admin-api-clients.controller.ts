@@ -26,6 +26,7 @@ const clientId = new ParseUUIDPipe({
 /**
  * Key management over HTTP. Keys issued here are owned by the issuing admin client: another admin
  * key sees 404 for them (the `keys` CLI, run by an operator with database access, sees all).
+ * Revoking a key revokes every key it issued, transitively: no key outlives the key that issued it.
  */
 @ApiTags('admin')
 @RequireScope('admin')
@@ -79,7 +80,9 @@ export class AdminApiClientsController {
   @Delete(':id')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Revoke a key issued by the calling admin client (effective on the next request)',
+    summary:
+      'Revoke a key issued by the calling admin client, and every key it issued in turn ' +
+      '(effective on the next request)',
   })
   @ApiOkResponse({ type: ApiClientResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no key with this id was issued by the calling client')
@@ -89,7 +92,7 @@ export class AdminApiClientsController {
   ): Promise<ApiClientResponseDto> {
     const revoked = await this.clients.revoke(id, caller.id);
     if (!revoked) throw new AppError('NOT_FOUND', 'API client not found');
-    this.authenticator.invalidate(revoked.id);
+    for (const revokedId of [revoked.id, ...revoked.alsoRevoked]) this.authenticator.invalidate(revokedId);
     return ApiClientResponseDto.from(revoked);
   }
 }
