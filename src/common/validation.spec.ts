@@ -20,7 +20,7 @@ class Query {
   inner: Inner;
 }
 
-describe('createValidationPipe', () => {
+describe(createValidationPipe.name, () => {
   const sut = createValidationPipe();
   const run = (value: unknown) => sut.transform(value, { type: 'body', metatype: Query });
 
