@@ -26,7 +26,7 @@ class Query {
   inner: Inner;
 }
 
-describe('createValidationPipe', () => {
+describe(createValidationPipe.name, () => {
   const sut = createValidationPipe();
   const run = (value: unknown) => sut.transform(value, { type: 'body', metatype: Query });
 
