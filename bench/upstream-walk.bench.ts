@@ -5,6 +5,7 @@ import { UpstreamClient } from '../src/upstream/upstream.client';
 import type { BenchReport } from './report';
 
 const PAGE_SIZE = 1000;
+const ROUNDS = 2;
 
 async function clientWalk(client: UpstreamClient): Promise<{ items: number; seconds: number }> {
   let items = 0;
@@ -35,8 +36,15 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
   });
   try {
     // Baseline: the same walk with a bare GET + JSON.parse per page (no validation, no bigint decoding).
-    const raw = await walkListingsRaw(sandbox.url, sandbox.admin.apiKey, PAGE_SIZE);
-    const typed = await clientWalk(client);
+    // Interleaved rounds, best of each: the machine is shared, and load swings hit one walk or the other.
+    let raw = { items: 0, seconds: Infinity };
+    let typed = { items: 0, seconds: Infinity };
+    for (let round = 0; round < ROUNDS; round++) {
+      const r = await walkListingsRaw(sandbox.url, sandbox.admin.apiKey, PAGE_SIZE);
+      if (r.seconds < raw.seconds) raw = r;
+      const t = await clientWalk(client);
+      if (t.seconds < typed.seconds) typed = t;
+    }
     const rawRate = raw.items / raw.seconds;
     const typedRate = typed.items / typed.seconds;
     return {
@@ -45,13 +53,15 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
         ['client items/s (validated, bigint)', Math.round(typedRate).toLocaleString('en')],
         ['baseline items/s (GET + JSON.parse)', Math.round(rawRate).toLocaleString('en')],
         ['ratio client / baseline', (typedRate / rawRate).toFixed(2)],
+        ['rounds (best of each, interleaved)', String(ROUNDS)],
       ],
       targets: [
         {
           what: 'client walks every listing exactly as the raw walk',
           ok: typed.items === raw.items && raw.items === listings,
         },
-        { what: 'client keeps >= 40% of the raw walk rate', ok: typedRate / rawRate >= 0.4 },
+        // Issue 9: a sync pass needs the client walk at >= 0.8x the bare walk of the same sandbox.
+        { what: 'client keeps >= 80% of the raw walk rate', ok: typedRate / rawRate >= 0.8 },
       ],
     };
   } finally {

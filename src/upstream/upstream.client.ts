@@ -95,13 +95,13 @@ export class UpstreamClient implements OnApplicationShutdown {
   private readonly keyCheck: UpstreamKeyCheck;
 
   /**
-   * `httpService`: the one way requests are sent. UpstreamModule provides it (createUpstreamHttpService);
-   * a client made with `new` (CLI, benchmarks, tests) builds the same one.
+   * `httpService`: the one way requests are sent, required in the module (UpstreamModule provides it,
+   * built by createUpstreamHttpService); a client made with `new` (CLI, benchmarks) builds the same one.
    */
   constructor(
     @Inject(UPSTREAM_OPTIONS) options: UpstreamOptions,
     @Optional() metrics?: MetricsService,
-    @Optional() httpService?: HttpService,
+    httpService?: HttpService,
   ) {
     this.options = resolveUpstreamOptions(options);
     this.httpService = httpService ?? createUpstreamHttpService(this.options);
