@@ -1,5 +1,5 @@
-import { UpstreamError, type UpstreamOperation } from './upstream.error';
-import type { Page, WalkPage } from './upstream.types';
+import { UpstreamError, type UpstreamOperation } from '../upstream.error';
+import type { Page, WalkPage } from '../upstream.types';
 
 export const DEFAULT_MAX_PAGES = 100_000;
 

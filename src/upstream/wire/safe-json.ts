@@ -21,6 +21,29 @@ export class JsonParseError extends Error {
 }
 
 const MAX_SAFE_DIGITS = 15;
+/** Deeper than this, the exact path is taken without looking (keeps the check below off the stack limit). */
+const MAX_CHECKED_DEPTH = 256;
+
+/**
+ * Whether JSON.parse's result may have lost an integer: every integer literal beyond ±(2^53-1) turns into
+ * an integer-valued double beyond it, or ±Infinity (it cannot round to a safe one). False for nearly every body; one
+ * pass over the parsed values, no allocation.
+ */
+function mayHaveLostInteger(value: unknown, depth: number): boolean {
+  // A literal too long for a double comes out as ±Infinity, which is not an integer: caught as well.
+  if (typeof value === 'number') {
+    return !Number.isSafeInteger(value) && (Number.isInteger(value) || !Number.isFinite(value));
+  }
+  if (typeof value !== 'object' || value === null) return false;
+  if (depth > MAX_CHECKED_DEPTH) return true;
+  if (Array.isArray(value)) {
+    for (let i = 0; i < value.length; i++) if (mayHaveLostInteger(value[i], depth + 1)) return true;
+    return false;
+  }
+  const record = value as Record<string, unknown>;
+  for (const key in record) if (mayHaveLostInteger(record[key], depth + 1)) return true;
+  return false;
+}
 
 /**
  * Finds integer literals outside strings that are not safe integers and rewrites them into marked strings
@@ -78,15 +101,19 @@ function markUnsafeIntegers(text: string, nonce: string): string {
 
 /**
  * JSON.parse without silent precision loss: integer literals beyond ±(2^53-1) become UnsafeJsonInteger
- * (Node 20 has no JSON.parse source-text access, so a tokenizer pass marks them first). The marker carries
+ * (Node 20 has no JSON.parse source-text access, so a tokenizer pass marks them when there are any). The marker carries
  * a random per-call nonce after a NUL, so no genuine string value can be mistaken for a marked number.
  */
 export function parseJsonSafely(text: string): unknown {
-  const nonce = randomBytes(8).toString('hex');
-  const marker = `\u0000${nonce}:`;
-  const prepared = markUnsafeIntegers(text, nonce);
   try {
-    if (prepared === text) return JSON.parse(text);
+    // The common case: nothing beyond ±(2^53-1), so JSON.parse alone was exact. Otherwise the body is
+    // parsed again with the unsafe literals marked by the tokenizer (exponents and fractions stay numbers).
+    const plain: unknown = JSON.parse(text);
+    if (!mayHaveLostInteger(plain, 0)) return plain;
+    const nonce = randomBytes(8).toString('hex');
+    const marker = `\u0000${nonce}:`;
+    const prepared = markUnsafeIntegers(text, nonce);
+    if (prepared === text) return plain;
     return JSON.parse(prepared, (_key, value: unknown) =>
       typeof value === 'string' && value.startsWith(marker)
         ? new UnsafeJsonInteger(value.slice(marker.length))

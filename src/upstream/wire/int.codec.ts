@@ -1,4 +1,4 @@
-import { I64_MAX, I64_MIN, isI64, isU64, U64_MAX } from '../common/int64';
+import { I64_MAX, I64_MIN, isI64, isU64, U64_MAX } from '../../common/int64';
 import { UnsafeJsonInteger } from './safe-json';
 
 const SAFE_MAX = BigInt(Number.MAX_SAFE_INTEGER);
@@ -7,6 +7,8 @@ export type IntDecode = { ok: true; value: bigint } | { ok: false; reason: strin
 
 const U64_TEXT = /^[0-9]+$/;
 const I64_TEXT = /^-?[0-9]+$/;
+
+const U64_RANGE = `must be within 0..${U64_MAX}`;
 
 function fromText(text: string, pattern: RegExp, min: bigint, max: bigint): IntDecode {
   if (!pattern.test(text)) return { ok: false, reason: `decimal string must match ${pattern.source}` };
@@ -54,6 +56,33 @@ export function tryDecodeU64(value: unknown): IntDecode {
 /** Contract 2.1 i64: a `^-?[0-9]+$` string within the i64 range, or a JSON integer within ±(2^53-1). */
 export function tryDecodeI64(value: unknown): IntDecode {
   return decode(value, I64_TEXT, I64_MIN, I64_MAX);
+}
+
+/**
+ * tryDecodeU64 for the hot path (every item of every page): the value, or the reason it is refused, with
+ * nothing allocated but the bigint. Same rules; plain digit strings of up to 20 characters skip the regex.
+ */
+export function decodeU64(value: unknown): bigint | string {
+  if (typeof value === 'string') {
+    const n = value.length;
+    if (n > 0 && n <= 20) {
+      let digits = true;
+      for (let i = 0; i < n && digits; i++) {
+        const c = value.charCodeAt(i);
+        digits = c >= 0x30 && c <= 0x39;
+      }
+      // Fewer than 20 digits are always below 10^19 < 2^64; leading zeros are fine for BigInt ("007" → 7n).
+      if (digits && n < 20) return BigInt(value);
+      if (digits) {
+        const big = BigInt(value);
+        return big <= U64_MAX ? big : U64_RANGE;
+      }
+    }
+  } else if (typeof value === 'number' && Number.isSafeInteger(value) && value > 0) {
+    return BigInt(value);
+  }
+  const decoded = tryDecodeU64(value);
+  return decoded.ok ? decoded.value : decoded.reason;
 }
 
 /** A u64 identifier that may be explicitly absent: null and a missing field both decode to null. */

@@ -29,6 +29,22 @@ describe(parseJsonSafely.name, () => {
     );
   });
 
+  it('keeps any integer beyond 2^53-1 exact wherever it sits, too long for a double included', () => {
+    const unsafe = fc.oneof(
+      fc.bigInt({ min: 2n ** 53n, max: 10n ** 400n }),
+      fc.bigInt({ min: -(10n ** 400n), max: -(2n ** 53n) }),
+    );
+    fc.assert(
+      fc.property(unsafe, fc.jsonValue(), fc.nat({ max: 300 }), (big, other, depth) => {
+        const text = `${'['.repeat(depth)}{"x":${JSON.stringify(other)},"big":${big}}${']'.repeat(depth)}`;
+        let parsed = parseJsonSafely(text);
+        for (let i = 0; i < depth; i++) parsed = (parsed as unknown[])[0];
+        expect((parsed as { big: unknown }).big).toEqual(new UnsafeJsonInteger(String(big)));
+      }),
+      { numRuns: 200 },
+    );
+  });
+
   it('leaves digits inside strings and escaped quotes alone', () => {
     const text = '{"s":"12345678901234567890 \\" 98765432109876543210","n":1.5e300}';
     expect(parseJsonSafely(text)).toEqual(JSON.parse(text));

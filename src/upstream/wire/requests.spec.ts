@@ -5,8 +5,8 @@ import {
   assertIdempotencyKey,
   encodeInstructionBatch,
   encodeSubmission,
-} from './upstream.requests';
-import type { InstructionBatch } from './upstream.types';
+} from './requests';
+import type { InstructionBatch } from '../upstream.types';
 
 const list = (overrides: Record<string, unknown> = {}): unknown => ({
   instruction: 'list_ticket_v2',

@@ -1,7 +1,14 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { I64_MAX, I64_MIN, U64_MAX } from '../common/int64';
-import { encodeI64, encodeU64, tryDecodeI64, tryDecodeNullableU64, tryDecodeU64 } from './int.codec';
+import { I64_MAX, I64_MIN, U64_MAX } from '../../common/int64';
+import {
+  decodeU64,
+  encodeI64,
+  encodeU64,
+  tryDecodeI64,
+  tryDecodeNullableU64,
+  tryDecodeU64,
+} from './int.codec';
 import { UnsafeJsonInteger, parseJsonSafely } from './safe-json';
 
 const SAFE = 9_007_199_254_740_991n;
@@ -110,6 +117,30 @@ describe('u64/i64 codecs', () => {
         fc.pre(!/^[0-9]+$/.test(text));
         expect(tryDecodeU64(text).ok).toBe(false);
       }),
+    );
+  });
+
+  it('decodeU64 (the hot path of pages) gives the same value or reason as tryDecodeU64 on any input', () => {
+    const digits = fc.string({
+      unit: fc.integer({ min: 0, max: 9 }).map(String),
+      minLength: 0,
+      maxLength: 25,
+    });
+    const near = fc.bigInt({ min: U64_MAX - 1000n, max: U64_MAX + 1000n }).map(String);
+    const input = fc.oneof(
+      digits,
+      near,
+      fc.string(),
+      fc.integer(),
+      fc.double(),
+      fc.constantFrom<unknown>(-0, 0, null, undefined, true, {}, [], 1n, new UnsafeJsonInteger('1')),
+    );
+    fc.assert(
+      fc.property(input, (value) => {
+        const reference = tryDecodeU64(value);
+        expect(decodeU64(value)).toEqual(reference.ok ? reference.value : reference.reason);
+      }),
+      { numRuns: 2_000 },
     );
   });
 

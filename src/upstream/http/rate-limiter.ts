@@ -1,13 +1,13 @@
-import type { UpstreamClock } from './upstream.clock';
+import type { UpstreamClock } from './clock';
 
 export interface RateLimiterOptions {
   /** Normal (and maximum) rate, requests per second; also the bucket size (one second of burst). */
   maxRatePerSecond: number;
   /** Floor the rate never halves below. */
   minRatePerSecond: number;
-  /** After this long without a 429, the rate grows by `recoveryStep` of the maximum. */
-  recoveryIntervalMs: number;
-  recoveryStep: number;
+  /** After this long without a 429 (default 5 s), the rate grows by `recoveryStep` of the maximum (0.1). */
+  recoveryIntervalMs?: number;
+  recoveryStep?: number;
 }
 
 export class RateLimitWaitTooLong extends Error {
@@ -29,12 +29,14 @@ export class AdaptiveRateLimiter {
   private refilledAt: number;
   private changedAt: number;
   private pausedUntil = 0;
+  private readonly options: Required<RateLimiterOptions>;
 
   constructor(
-    private readonly options: RateLimiterOptions,
+    options: RateLimiterOptions,
     private readonly clock: UpstreamClock,
     private readonly onRateChange: (ratePerSecond: number) => void = () => undefined,
   ) {
+    this.options = { recoveryIntervalMs: 5_000, recoveryStep: 0.1, ...options };
     this.rate = options.maxRatePerSecond;
     this.tokens = options.maxRatePerSecond;
     this.refilledAt = clock.now();

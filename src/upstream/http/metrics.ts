@@ -1,5 +1,5 @@
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
-import type { UpstreamOperation } from './upstream.error';
+import type { UpstreamOperation } from '../upstream.error';
 
 /** Label `status`: an HTTP status, or how an attempt ended without one. Bounded set, never a key or URL. */
 export type AttemptStatus = `${number}` | 'timeout' | 'network' | 'circuit_open' | 'overloaded' | 'cancelled';

@@ -8,7 +8,7 @@ import {
   parsePurchaseStatus,
   parseSignedTransaction,
   parseSubmissionResult,
-} from './upstream.responses';
+} from './responses';
 
 const signed = {
   custodialTransactionId: 'a'.repeat(64),
@@ -91,10 +91,14 @@ describe('upstream response validation', () => {
     ['the text "null" as id', '{"items":[{"event_id":"null","name":"A","start_at":"x"}],"next_cursor":null}'],
     ['a missing name', '{"items":[{"event_id":"1","start_at":"x"}],"next_cursor":null}'],
     ['a missing next_cursor', '{"items":[]}'],
-    ['an empty next_cursor', '{"items":[],"next_cursor":""}'],
+    ['a numeric next_cursor', '{"items":[],"next_cursor":1}'],
     ['items not an array', '{"items":{},"next_cursor":null}'],
   ])('rejects an events page with %s', (_name, text) => {
     expect(() => parseEventsPage(parseJsonSafely(text))).toThrow(ResponseShapeError);
+  });
+
+  it('accepts an empty-string next_cursor: a cursor like any other (contract 2.6), only null ends a walk', () => {
+    expect(parseEventsPage(parseJsonSafely('{"items":[],"next_cursor":""}')).nextCursor).toBe('');
   });
 
   it('checks listing prices and identifiers', () => {

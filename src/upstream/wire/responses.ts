@@ -1,4 +1,4 @@
-import { tryDecodeNullableU64, tryDecodeU64 } from './int.codec';
+import { decodeU64 } from './int.codec';
 import {
   SUBMISSION_STATUSES,
   type ActiveListing,
@@ -9,7 +9,7 @@ import {
   type SubmissionResult,
   type SubmissionStatus,
   type UpcomingEvent,
-} from './upstream.types';
+} from '../upstream.types';
 
 /** A response that does not match the contract; the client turns it into BAD_RESPONSE. */
 export class ResponseShapeError extends Error {
@@ -113,46 +113,74 @@ export function parseSubmissionResult(body: unknown): SubmissionResult {
   return result;
 }
 
-function page<T>(body: unknown, what: string, item: (value: unknown, at: string) => T): Page<T> {
+/**
+ * A page envelope (contract 2.6): `items` an array, `next_cursor` a string or null (the key must be present).
+ * An empty string is a cursor like any other: only null ends a walk (contract 4.8). Items are checked in
+ * one pass, each by `item`, which throws with a message relative to the item (`.event_id must …`); the
+ * item's place is only spelled out when one fails, so a good page allocates nothing beyond its results.
+ */
+function page<T>(body: unknown, what: string, item: (value: unknown) => T): Page<T> {
   const r = object(body, what);
-  if (!Array.isArray(r.items)) throw new ResponseShapeError(`${what}.items must be an array`);
+  const list = r.items;
+  if (!Array.isArray(list)) throw new ResponseShapeError(`${what}.items must be an array`);
   if (!Object.hasOwn(r, 'next_cursor')) throw new ResponseShapeError(`${what}.next_cursor is missing`);
   const next = r.next_cursor;
-  if (next !== null && (typeof next !== 'string' || next.length === 0)) {
-    throw new ResponseShapeError(`${what}.next_cursor must be a non-empty string or null`);
+  if (next !== null && typeof next !== 'string') {
+    throw new ResponseShapeError(`${what}.next_cursor must be a string or null`);
   }
-  return { items: r.items.map((value, i) => item(value, `${what}.items[${i}]`)), nextCursor: next };
+  const items: T[] = [];
+  for (let i = 0; i < list.length; i++) {
+    try {
+      items.push(item(list[i]));
+    } catch (error) {
+      if (!(error instanceof ResponseShapeError)) throw error;
+      throw new ResponseShapeError(`${what}.items[${i}]${error.message}`);
+    }
+  }
+  return { items, nextCursor: next };
 }
 
-function identifier(record: Json, key: string, at: string): bigint | null {
-  const decoded = tryDecodeNullableU64(record[key]);
-  if (!decoded.ok) throw new ResponseShapeError(`${at}.${key} ${decoded.reason}`);
-  return decoded.value;
+function itemObject(value: unknown): Json {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) {
+    throw new ResponseShapeError(' must be a JSON object');
+  }
+  return value as Json;
+}
+
+/** A u64 identifier that may be null or missing (indexed identifiers can be: contract 2.7). */
+function identifier(record: Json, key: string): bigint | null {
+  const value = record[key];
+  if (value === null || value === undefined) return null;
+  const decoded = decodeU64(value);
+  if (typeof decoded === 'string') throw new ResponseShapeError(`.${key} ${decoded}`);
+  return decoded;
 }
 
 /** Contract 2.6/2.7, tolerant: event_id (u64 or null), name and start_at checked; the rest kept in raw. */
 export function parseEventsPage(body: unknown): Page<UpcomingEvent> {
-  return page(body, 'events page', (value, at) => {
-    const r = object(value, at);
-    return {
-      eventId: identifier(r, 'event_id', at),
-      name: string(r, 'name', at, false),
-      startAt: string(r, 'start_at', at),
-      raw: r,
-    };
+  return page(body, 'events page', (value) => {
+    const r = itemObject(value);
+    const eventId = identifier(r, 'event_id');
+    const name = r.name;
+    if (typeof name !== 'string') throw new ResponseShapeError('.name must be a string');
+    const startAt = r.start_at;
+    if (typeof startAt !== 'string' || startAt.length === 0) {
+      throw new ResponseShapeError('.start_at must be a non-empty string');
+    }
+    return { eventId, name, startAt, raw: r };
   });
 }
 
 /** Contract 2.6/2.7, tolerant: event_id/ticket_id (u64 or null), ask_price_minor (u64) checked. */
 export function parseListingsPage(body: unknown): Page<ActiveListing> {
-  return page(body, 'listings page', (value, at) => {
-    const r = object(value, at);
-    const price = tryDecodeU64(r.ask_price_minor);
-    if (!price.ok) throw new ResponseShapeError(`${at}.ask_price_minor ${price.reason}`);
+  return page(body, 'listings page', (value) => {
+    const r = itemObject(value);
+    const askPriceMinor = decodeU64(r.ask_price_minor);
+    if (typeof askPriceMinor === 'string') throw new ResponseShapeError(`.ask_price_minor ${askPriceMinor}`);
     return {
-      eventId: identifier(r, 'event_id', at),
-      ticketId: identifier(r, 'ticket_id', at),
-      askPriceMinor: price.value,
+      eventId: identifier(r, 'event_id'),
+      ticketId: identifier(r, 'ticket_id'),
+      askPriceMinor,
       raw: r,
     };
   });

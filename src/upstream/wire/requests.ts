@@ -1,6 +1,6 @@
-import { U64_MAX } from '../common/int64';
+import { U64_MAX } from '../../common/int64';
 import { encodeI64, encodeU64 } from './int.codec';
-import type { InstructionBatch, SubmitTransactionInput } from './upstream.types';
+import type { InstructionBatch, SubmitTransactionInput } from '../upstream.types';
 
 /** A request the client refuses to send (caller bug); the client turns it into REJECTED with 0 attempts. */
 export class RequestShapeError extends Error {
@@ -166,4 +166,34 @@ export function encodeSubmission(input: SubmitTransactionInput): string {
     signature: address(s?.signature, `additionalSignatures[${i}].signature`),
   }));
   return JSON.stringify({ signedTransaction: input.signedTransaction, additionalSignatures });
+}
+
+/** A query string, each name and value encoded exactly once; undefined values are left out. */
+export function query(params: Record<string, string | number | undefined>): string {
+  let text = '';
+  for (const name in params) {
+    const value = params[name];
+    if (value === undefined) continue;
+    // Encoded exactly once; '+' and ' ' become %2B and %20, so an opaque cursor arrives byte-exact. An empty
+    // cursor is a cursor (contract 2.6: only null ends a walk): it is sent as `cursor=`.
+    text += `${text === '' ? '?' : '&'}${encodeComponent(name, 'query name')}=${encodeComponent(String(value), name)}`;
+  }
+  return text;
+}
+
+/** The page size to send: the caller's or the configured default; a positive safe integer. */
+export function pageLimit(limit: number | undefined, fallback: number): number {
+  const value = limit ?? fallback;
+  if (!Number.isSafeInteger(value) || value < 1)
+    throw new RequestShapeError('limit must be a positive integer');
+  return value;
+}
+
+/** A u64 query parameter as canonical decimal text. */
+export function u64Param(value: bigint, name: string): string {
+  try {
+    return encodeU64(value);
+  } catch {
+    throw new RequestShapeError(`${name} must be a u64 bigint`);
+  }
 }

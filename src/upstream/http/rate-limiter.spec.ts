@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter';
-import type { UpstreamClock } from './upstream.clock';
+import type { UpstreamClock } from './clock';
 
 function fakeClock(): UpstreamClock & { t: number } {
   const clock = {
