@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { DEFAULT_SANDBOX_API_KEY, DEFAULT_SANDBOX_READONLY_API_KEY } from '../sandbox/sandbox.options';
-import { loadSandboxOptions } from './sandbox.config';
-import { configProblems } from './validate-env';
+import { DEFAULT_SANDBOX_API_KEY, DEFAULT_SANDBOX_READONLY_API_KEY } from './sandbox.options';
+import { loadSandboxOptions } from './sandbox.env';
+import { configProblems } from '../config/validate-env';
 
 const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] =>
   configProblems(() => loadSandboxOptions(env));
