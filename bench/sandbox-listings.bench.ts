@@ -1,6 +1,6 @@
 import { Agent } from 'node:http';
 import Fastify from 'fastify';
-import { benchSandboxListings, httpGet } from '../src/sandbox/sandbox.bench';
+import { benchSandboxListings, httpGet } from './sandbox-walk';
 import { startSandbox } from '../src/sandbox/sandbox.server';
 import { walkStaticPages } from './http-walk';
 import type { BenchReport } from './report';

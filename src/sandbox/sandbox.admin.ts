@@ -1,8 +1,8 @@
-import type { FaultRule } from './fault.model';
-import { noFaults } from './fault.injector';
-import { serializeListings } from './page.serializer';
+import type { FaultRule } from './faults/model';
+import { noFaults } from './faults/injector';
+import { serializeListings } from './ledger/page.serializer';
 import type { SandboxCore } from './sandbox.core';
-import { LedgerError } from './sandbox.ledger';
+import { LedgerError } from './ledger/ledger';
 import type {
   EventInput,
   ListingView,
@@ -11,7 +11,7 @@ import type {
   TicketView,
   TransactionView,
 } from './admin.types';
-import type { WalletRef } from './wallet.keys';
+import type { WalletRef } from './chain/wallet.keys';
 
 /**
  * The programmatic admin surface of a running sandbox (SandboxHandle.admin); /__sandbox/* routes call the

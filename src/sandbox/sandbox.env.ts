@@ -1,6 +1,6 @@
 import { loadSandboxEnv, type SandboxEnv } from '../config/sandbox.config';
 import { collectProblems, ConfigValidationError } from '../config/validate-env';
-import { parseFaultRules, type FaultRule } from './fault.model';
+import { parseFaultRules, type FaultRule } from './faults/model';
 import type { SandboxOptions } from './sandbox.options';
 
 /**

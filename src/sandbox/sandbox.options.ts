@@ -1,6 +1,6 @@
-import type { ApiKeySpec } from './sandbox.auth';
+import type { ApiKeySpec } from './http/auth';
 import type { SandboxClock } from './sandbox.clock';
-import type { FaultRule } from './fault.model';
+import type { FaultRule } from './faults/model';
 import {
   DEFAULT_SANDBOX_ADMIN_KEY,
   DEFAULT_SANDBOX_API_KEY,

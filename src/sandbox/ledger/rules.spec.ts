@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
-import type { AcceptOfferParams, LedgerInstruction } from './instruction.model';
-import { applyInstructions } from './ledger.rules';
-import { SandboxLedger } from './sandbox.ledger';
-import { WalletKeys } from './wallet.keys';
+import type { AcceptOfferParams, LedgerInstruction } from '../chain/instruction.model';
+import { applyInstructions } from './rules';
+import { SandboxLedger } from './ledger';
+import { WalletKeys } from '../chain/wallet.keys';
 
 const NOW = Date.UTC(2030, 0, 1);
 const keys = new WalletKeys('rules');

@@ -1,5 +1,5 @@
-import type { FaultRule, SandboxOperation } from './fault.model';
-import { SeededRandom } from './prng.helpers';
+import type { FaultRule, SandboxOperation } from './model';
+import { SeededRandom } from '../chain/prng';
 
 /** What the faults decided for one call: at most one terminal outcome plus any number of modifiers. */
 export interface FaultPlan {

@@ -2,8 +2,8 @@ import { AddressBook } from './address.book';
 import { EventStore, type EventRecord } from './event.store';
 import { ListingStore, type NewListing } from './listing.store';
 import { TicketStore } from './ticket.store';
-import { U64_MAX } from './u64.codec';
-import type { WalletKeys } from './wallet.keys';
+import { U64_MAX } from '../chain/u64.codec';
+import type { WalletKeys } from '../chain/wallet.keys';
 
 /** Admin-surface failure with an HTTP-friendly kind; ledger rule failures at landing are strings instead. */
 export class LedgerError extends Error {

@@ -1,5 +1,5 @@
-import { SeededRandom } from './prng.helpers';
-import type { SandboxLedger } from './sandbox.ledger';
+import { SeededRandom } from '../chain/prng';
+import type { SandboxLedger } from './ledger';
 
 export interface GeneratorInput {
   seed: string;

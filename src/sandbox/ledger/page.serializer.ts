@@ -1,7 +1,7 @@
-import type { FaultPlan } from './fault.injector';
-import type { SeededRandom } from './prng.helpers';
-import type { SandboxLedger } from './sandbox.ledger';
-import { u64Json } from './u64.codec';
+import type { FaultPlan } from '../faults/injector';
+import type { SeededRandom } from '../chain/prng';
+import type { SandboxLedger } from './ledger';
+import { u64Json } from '../chain/u64.codec';
 
 const EXTRA = ',"x_sandbox_extra":{"note":"unknown field injected by a fault"}';
 

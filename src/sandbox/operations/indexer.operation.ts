@@ -1,10 +1,10 @@
-import type { FaultPlan } from './fault.injector';
-import { churnInventory } from './inventory.churn';
-import { pageJson, serializeEvents, serializeListings } from './page.serializer';
-import type { CursorPosition } from './sandbox.cursor';
-import type { SandboxCore } from './sandbox.core';
-import { problemReply, type SandboxReply } from './sandbox.reply';
-import { parseU64 } from './u64.codec';
+import type { FaultPlan } from '../faults/injector';
+import { churnInventory } from '../faults/inventory-churn';
+import { pageJson, serializeEvents, serializeListings } from '../ledger/page.serializer';
+import type { CursorPosition } from './cursor';
+import type { SandboxCore } from '../sandbox.core';
+import { problemReply, type SandboxReply } from '../http/reply';
+import { parseU64 } from '../chain/u64.codec';
 
 type Query = Record<string, string | string[] | undefined>;
 

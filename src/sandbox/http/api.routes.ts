@@ -1,13 +1,13 @@
 import type { FastifyInstance, FastifyRequest } from 'fastify';
-import { eventsPage, listingsPage } from './indexer.service';
-import { purchaseStatus } from './purchase-status.service';
-import type { SandboxCore } from './sandbox.core';
-import type { PendingWaits } from './sandbox.http';
-import { registerOperation } from './sandbox.operation';
-import { jsonReply } from './sandbox.reply';
-import { GENERATED_INTEGRATOR_SUBJECT } from './sandbox.generator';
-import { signTransaction } from './signing.service';
-import { submitTransaction } from './submission.service';
+import { eventsPage, listingsPage } from '../operations/indexer.operation';
+import { purchaseStatus } from '../operations/purchase-status.operation';
+import type { SandboxCore } from '../sandbox.core';
+import type { PendingWaits } from './io';
+import { registerOperation } from './operation.route';
+import { jsonReply } from './reply';
+import { GENERATED_INTEGRATOR_SUBJECT } from '../ledger/generator';
+import { signTransaction } from '../operations/signing.operation';
+import { submitTransaction } from '../operations/submission.operation';
 
 type Query = Record<string, string | string[] | undefined>;
 const query = (request: FastifyRequest): Query => request.query as Query;

@@ -1,6 +1,6 @@
-import type { SandboxCore } from './sandbox.core';
-import { jsonReply, problemReply, type SandboxReply } from './sandbox.reply';
-import { idempotencyKeyProblem } from './signing.service';
+import type { SandboxCore } from '../sandbox.core';
+import { jsonReply, problemReply, type SandboxReply } from '../http/reply';
+import { idempotencyKeyProblem } from './signing.operation';
 
 const iso = (ms: number | undefined): string | null => (ms === undefined ? null : new Date(ms).toISOString());
 

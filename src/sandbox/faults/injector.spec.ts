@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { FaultInjector } from './fault.injector';
-import { parseFaultRules } from './fault.model';
+import { FaultInjector } from './injector';
+import { parseFaultRules } from './model';
 
 function decisions(seed: string): boolean[] {
   const sut = new FaultInjector('base');

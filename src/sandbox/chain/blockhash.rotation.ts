@@ -1,5 +1,5 @@
 import bs58 from 'bs58';
-import { seededBytes } from './prng.helpers';
+import { seededBytes } from './prng';
 
 /**
  * Recent blockhashes: one per rotation window, derived from the seed so they look like (and are) 32-byte

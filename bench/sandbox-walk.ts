@@ -1,5 +1,5 @@
 import { request, Agent } from 'node:http';
-import { startSandbox } from './sandbox.server';
+import { startSandbox } from '../src/sandbox/sandbox.server';
 
 export interface SandboxBenchOptions {
   listings: number;

@@ -1,5 +1,5 @@
-import { parseI64, parseU64 } from './u64.codec';
-import { isAddress } from './wallet.keys';
+import { parseI64, parseU64 } from '../chain/u64.codec';
+import { isAddress } from '../chain/wallet.keys';
 
 /** One problem with a request body, reported back in the 400 body so a caller can fix the request. */
 export interface FieldProblem {

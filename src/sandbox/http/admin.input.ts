@@ -1,6 +1,6 @@
-import type { EventInput, OwnerRef, SeedListingInput } from './admin.types';
-import { parseI64, parseU64 } from './u64.codec';
-import { isAddress } from './wallet.keys';
+import type { EventInput, OwnerRef, SeedListingInput } from '../admin.types';
+import { parseI64, parseU64 } from '../chain/u64.codec';
+import { isAddress } from '../chain/wallet.keys';
 
 /** A bad admin request body; admin routes map it to 400. */
 export class AdminInputError extends Error {

@@ -3,8 +3,8 @@ import type {
   CancelListingParams,
   LedgerInstruction,
   ListTicketParams,
-} from './instruction.model';
-import type { SandboxLedger } from './sandbox.ledger';
+} from '../chain/instruction.model';
+import type { SandboxLedger } from './ledger';
 
 type Effect = () => void;
 type Check = { effect: Effect } | { failure: string };

@@ -1,6 +1,6 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { JsonSyntaxError, parseRawJson } from './raw-json.parser';
-import type { SandboxReply } from './sandbox.reply';
+import type { SandboxReply } from './reply';
 
 /**
  * A body that could not be parsed. The parser never fails the request itself, so that authentication runs

@@ -1,10 +1,10 @@
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import type { FaultPlan } from './fault.injector';
-import type { FaultRule, SandboxOperation } from './fault.model';
-import type { Permission } from './sandbox.auth';
-import type { SandboxCore } from './sandbox.core';
-import { dropConnection, sendReply, UnreadableBody, type PendingWaits } from './sandbox.http';
-import { emptyReply, problemReply, textReply, type SandboxReply } from './sandbox.reply';
+import type { FaultPlan } from '../faults/injector';
+import type { FaultRule, SandboxOperation } from '../faults/model';
+import type { Permission } from './auth';
+import type { SandboxCore } from '../sandbox.core';
+import { dropConnection, sendReply, UnreadableBody, type PendingWaits } from './io';
+import { emptyReply, problemReply, textReply, type SandboxReply } from './reply';
 
 export interface OperationContext {
   apiKeyName: string;

@@ -1,9 +1,9 @@
-import { validateInstructionBatch } from './batch.validation';
-import type { SigningOperation } from './idempotency.store';
-import { authorityOf, batchFingerprint } from './instruction.model';
-import type { SandboxCore } from './sandbox.core';
-import { jsonReply, problemReply, type SandboxReply } from './sandbox.reply';
-import { buildSignedTransaction, TransactionTooLargeError } from './transaction.builder';
+import { validateInstructionBatch } from '../http/batch.validation';
+import type { SigningOperation } from '../chain/idempotency.store';
+import { authorityOf, batchFingerprint } from '../chain/instruction.model';
+import type { SandboxCore } from '../sandbox.core';
+import { jsonReply, problemReply, type SandboxReply } from '../http/reply';
+import { buildSignedTransaction, TransactionTooLargeError } from '../chain/transaction.builder';
 
 export interface SignRequest {
   operation: SigningOperation;

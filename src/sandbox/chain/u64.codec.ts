@@ -1,4 +1,4 @@
-import { RawJsonNumber } from './raw-json.parser';
+import { RawJsonNumber } from '../http/raw-json.parser';
 
 export const U64_MAX = 18446744073709551615n;
 export const I64_MIN = -9223372036854775808n;

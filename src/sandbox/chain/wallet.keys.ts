@@ -1,6 +1,6 @@
 import { Keypair, PublicKey } from '@solana/web3.js';
 import bs58 from 'bs58';
-import { seededBytes } from './prng.helpers';
+import { seededBytes } from './prng';
 
 export type WalletKind = 'user' | 'integrator';
 

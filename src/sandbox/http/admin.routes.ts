@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseFaultRules } from './fault.model';
+import { parseFaultRules } from '../faults/model';
 import {
   readAdminBody,
   readEventInput,
@@ -8,12 +8,12 @@ import {
   readSeedListing,
   type AdminInputError,
 } from './admin.input';
-import type { SandboxAdmin } from './sandbox.admin';
-import { sendReply, UnreadableBody } from './sandbox.http';
-import { LedgerError } from './sandbox.ledger';
-import { ADMIN_KEY_HEADER } from './sandbox.options';
-import { jsonReply, problemReply, type SandboxReply } from './sandbox.reply';
-import { parseU64 } from './u64.codec';
+import type { SandboxAdmin } from '../sandbox.admin';
+import { sendReply, UnreadableBody } from './io';
+import { LedgerError } from '../ledger/ledger';
+import { ADMIN_KEY_HEADER } from '../sandbox.options';
+import { jsonReply, problemReply, type SandboxReply } from './reply';
+import { parseU64 } from '../chain/u64.codec';
 
 const digest = (value: string): Buffer => createHash('sha256').update(value).digest();
 const big = (value: unknown): unknown => (typeof value === 'bigint' ? value.toString() : value);

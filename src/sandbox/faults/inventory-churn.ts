@@ -1,7 +1,7 @@
-import { GENERATED_INTEGRATOR_SUBJECT, generatedSellerSubject } from './sandbox.generator';
-import type { SeededRandom } from './prng.helpers';
-import type { SandboxCore } from './sandbox.core';
-import { LedgerError } from './sandbox.ledger';
+import { GENERATED_INTEGRATOR_SUBJECT, generatedSellerSubject } from '../ledger/generator';
+import type { SeededRandom } from '../chain/prng';
+import type { SandboxCore } from '../sandbox.core';
+import { LedgerError } from '../ledger/ledger';
 
 /**
  * The inventory_churn fault: between two pages, cancel `count` random live listings and list `count` new

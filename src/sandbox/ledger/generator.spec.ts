@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { generateDataset } from './sandbox.generator';
-import { SandboxLedger } from './sandbox.ledger';
-import { WalletKeys } from './wallet.keys';
+import { generateDataset } from './generator';
+import { SandboxLedger } from './ledger';
+import { WalletKeys } from '../chain/wallet.keys';
 
 function generate(seed: string, events: number, listings: number): SandboxLedger {
   const ledger = new SandboxLedger(new WalletKeys(seed), 0n);

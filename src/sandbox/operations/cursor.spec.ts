@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { CursorCodec, type CursorPosition } from './sandbox.cursor';
+import { CursorCodec, type CursorPosition } from './cursor';
 
 const position = fc.record<CursorPosition>({
   resource: fc.constantFrom('events', 'listings'),

@@ -3,7 +3,7 @@ import type {
   CancelListingParams,
   InstructionBatch,
   ListTicketParams,
-} from './instruction.model';
+} from '../chain/instruction.model';
 import { FieldReader, type FieldProblem } from './request.validation';
 
 export type BatchValidation =

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseRawJson, RawJsonNumber } from './raw-json.parser';
+import { parseRawJson, RawJsonNumber } from '../http/raw-json.parser';
 import { I64_MAX, I64_MIN, parseI64, parseU64, U64_MAX, u64Json } from './u64.codec';
 
 const MAX_SAFE = 9007199254740991n;

@@ -1,10 +1,10 @@
 import { PublicKey, Transaction } from '@solana/web3.js';
 import bs58 from 'bs58';
-import type { FaultPlan } from './fault.injector';
-import type { SandboxCore } from './sandbox.core';
-import { jsonReply, problemReply, type SandboxReply } from './sandbox.reply';
-import { FieldReader } from './request.validation';
-import { decodeSignature } from './wallet.keys';
+import type { FaultPlan } from '../faults/injector';
+import type { SandboxCore } from '../sandbox.core';
+import { jsonReply, problemReply, type SandboxReply } from '../http/reply';
+import { FieldReader } from '../http/request.validation';
+import { decodeSignature } from '../chain/wallet.keys';
 
 const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
 
