@@ -1,6 +1,7 @@
 import type { FaultRule } from './faults/model';
 import { noFaults } from './faults/injector';
 import { serializeListings } from './ledger/page.serializer';
+import { MAX_SANDBOX_TIME_MS } from './sandbox.clock';
 import type { SandboxCore } from './sandbox.core';
 import { LedgerError } from './ledger/ledger';
 import type {
@@ -57,8 +58,19 @@ export class SandboxAdmin {
     return this.core.settle();
   }
 
-  /** Moves sandbox time forward (landing, blockhash and listing expiry follow); returns the new time. */
+  /**
+   * Moves sandbox time forward (landing, blockhash and listing expiry follow); returns the new time. Refuses
+   * (LedgerError invalid, HTTP 400) a step that is not a non-negative safe integer or that would carry the
+   * clock past MAX_SANDBOX_TIME_MS, where dates stop being representable; the clock is then unchanged.
+   */
   advanceTime(ms: number): number {
+    const now = this.core.settle();
+    if (!Number.isSafeInteger(ms) || ms < 0 || now + ms > MAX_SANDBOX_TIME_MS) {
+      throw new LedgerError(
+        'invalid',
+        `ms must be an integer from 0 to ${Math.max(0, MAX_SANDBOX_TIME_MS - now)} (the clock stops at ${new Date(MAX_SANDBOX_TIME_MS).toISOString()})`,
+      );
+    }
     this.core.clock.advance(ms);
     return this.core.settle();
   }
@@ -129,12 +141,13 @@ export class SandboxAdmin {
     return seq >= 0 && ledger.isListingLive(seq, now) ? this.listingView(seq) : undefined;
   }
 
-  /** Adds test money (minor units) to an owner's stablecoin balance; returns the new balance. */
+  /**
+   * Adds test money (minor units) to an owner's stablecoin balance; returns the new balance. A balance past
+   * u64 throws LedgerError('balance_overflow') (HTTP 422) and changes nothing.
+   */
   fund(owner: OwnerRef, amountMinor: bigint): bigint {
-    const index = this.core.ledger.addresses.intern(this.resolve(owner));
-    const balance = this.core.ledger.balanceOf(index) + amountMinor;
-    this.core.ledger.setBalance(index, balance);
-    return balance;
+    this.core.settle();
+    return this.core.ledger.credit(this.core.ledger.addresses.intern(this.resolve(owner)), amountMinor);
   }
 
   balance(owner: OwnerRef): bigint {

@@ -50,41 +50,76 @@ export interface FaultRule {
 }
 
 type Check = (value: unknown) => boolean;
-const FIELD_CHECKS: Record<Exclude<keyof FaultRule, 'operation' | 'kind'>, Check> = {
-  rate: (v) => typeof v === 'number' && v >= 0 && v <= 1,
-  times: (v) => Number.isSafeInteger(v) && (v as number) >= 1,
-  status: (v) => v === 500 || v === 502 || v === 503,
-  body: (v) => v === 'json' || v === 'text' || v === 'empty',
-  retryAfter: (v) => v === 'seconds' || v === 'http-date' || v === 'none',
-  retryAfterSeconds: (v) => Number.isSafeInteger(v) && (v as number) >= 0,
-  latencyMs: (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 600_000,
-  fraction: (v) => typeof v === 'number' && v >= 0 && v <= 1,
-  churn: (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 10_000,
+const FIELD_CHECKS: Record<Exclude<keyof FaultRule, 'operation' | 'kind'>, [Check, string]> = {
+  rate: [(v) => typeof v === 'number' && v >= 0 && v <= 1, 'must be a number from 0 to 1'],
+  times: [(v) => Number.isSafeInteger(v) && (v as number) >= 1, 'must be an integer of at least 1'],
+  status: [(v) => v === 500 || v === 502 || v === 503, 'must be 500, 502 or 503'],
+  body: [(v) => v === 'json' || v === 'text' || v === 'empty', "must be 'json', 'text' or 'empty'"],
+  retryAfter: [
+    (v) => v === 'seconds' || v === 'http-date' || v === 'none',
+    "must be 'seconds', 'http-date' or 'none'",
+  ],
+  retryAfterSeconds: [
+    (v) => Number.isSafeInteger(v) && (v as number) >= 0,
+    'must be an integer of at least 0',
+  ],
+  latencyMs: [
+    (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 600_000,
+    'must be an integer from 0 to 600000',
+  ],
+  fraction: [(v) => typeof v === 'number' && v >= 0 && v <= 1, 'must be a number from 0 to 1'],
+  churn: [
+    (v) => Number.isSafeInteger(v) && (v as number) >= 0 && (v as number) <= 10_000,
+    'must be an integer from 0 to 10000',
+  ],
 };
 
-/** Validates rules from SANDBOX_FAULTS or the admin API; every problem is reported, values are not echoed. */
-export function parseFaultRules(
+/** One problem with a fault rule: `path` relative to the rule list (`[0].rate`), values never echoed. */
+export interface FaultRuleProblem {
+  path: string;
+  message: string;
+}
+
+/** Validates fault rules; every problem is reported as {path, message}, values are not echoed. */
+export function checkFaultRules(
   value: unknown,
-): { ok: true; rules: FaultRule[] } | { ok: false; problems: string[] } {
-  const problems: string[] = [];
-  if (!Array.isArray(value)) return { ok: false, problems: ['faults must be a JSON array of rules'] };
+): { ok: true; rules: FaultRule[] } | { ok: false; problems: FaultRuleProblem[] } {
+  const problems: FaultRuleProblem[] = [];
+  if (!Array.isArray(value)) {
+    return { ok: false, problems: [{ path: '', message: 'faults must be a JSON array of rules' }] };
+  }
   value.forEach((rule: unknown, i) => {
     if (typeof rule !== 'object' || rule === null || Array.isArray(rule)) {
-      problems.push(`[${i}] must be an object`);
+      problems.push({ path: `[${i}]`, message: 'must be an object' });
       return;
     }
     const r = rule as Record<string, unknown>;
     if (r.operation !== '*' && !SANDBOX_OPERATIONS.includes(r.operation as SandboxOperation)) {
-      problems.push(`[${i}].operation must be '*' or one of ${SANDBOX_OPERATIONS.join(', ')}`);
+      problems.push({
+        path: `[${i}].operation`,
+        message: `must be '*' or one of ${SANDBOX_OPERATIONS.join(', ')}`,
+      });
     }
     if (!FAULT_KINDS.includes(r.kind as FaultKind))
-      problems.push(`[${i}].kind must be one of ${FAULT_KINDS.join(', ')}`);
+      problems.push({ path: `[${i}].kind`, message: `must be one of ${FAULT_KINDS.join(', ')}` });
     for (const key of Object.keys(r)) {
       if (key === 'operation' || key === 'kind') continue;
-      const check = FIELD_CHECKS[key as keyof typeof FIELD_CHECKS] as Check | undefined;
-      if (check === undefined) problems.push(`[${i}].${key} is not a fault option`);
-      else if (!check(r[key])) problems.push(`[${i}].${key} is out of range`);
+      const check = FIELD_CHECKS[key as keyof typeof FIELD_CHECKS] as [Check, string] | undefined;
+      if (check === undefined) problems.push({ path: `[${i}].${key}`, message: 'is not a fault option' });
+      else if (!check[0](r[key])) problems.push({ path: `[${i}].${key}`, message: check[1] });
     }
   });
   return problems.length > 0 ? { ok: false, problems } : { ok: true, rules: value as FaultRule[] };
+}
+
+/** checkFaultRules with each problem as one line (`[0].rate must be a number from 0 to 1`), for SANDBOX_FAULTS. */
+export function parseFaultRules(
+  value: unknown,
+): { ok: true; rules: FaultRule[] } | { ok: false; problems: string[] } {
+  const checked = checkFaultRules(value);
+  if (checked.ok) return checked;
+  return {
+    ok: false,
+    problems: checked.problems.map((p) => (p.path === '' ? p.message : `${p.path} ${p.message}`)),
+  };
 }

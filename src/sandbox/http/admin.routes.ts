@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
-import { parseFaultRules } from '../faults/model';
+import { checkFaultRules } from '../faults/model';
 import {
   readAdminBody,
   readEventInput,
@@ -10,6 +10,7 @@ import {
 } from './admin.input';
 import type { SandboxAdmin } from '../sandbox.admin';
 import { sendReply, UnreadableBody } from './io';
+import { RawJsonNumber } from './raw-json.parser';
 import { LedgerError } from '../ledger/ledger';
 import { ADMIN_KEY_HEADER } from '../sandbox.options';
 import { jsonReply, problemReply, type SandboxReply } from './reply';
@@ -19,6 +20,13 @@ const digest = (value: string): Buffer => createHash('sha256').update(value).dig
 const big = (value: unknown): unknown => (typeof value === 'bigint' ? value.toString() : value);
 const json = (status: number, value: unknown): SandboxReply =>
   jsonReply(status, JSON.parse(JSON.stringify(value, (_k, v: unknown) => big(v))));
+
+const LEDGER_ERROR_REPLIES: Record<LedgerError['kind'], [number, string]> = {
+  not_found: [404, 'not_found'],
+  conflict: [409, 'conflict'],
+  invalid: [400, 'bad_request'],
+  balance_overflow: [422, 'balance_overflow'],
+};
 
 type AdminHandler = (request: FastifyRequest) => SandboxReply;
 
@@ -49,8 +57,8 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
           return sendReply(reply, handle(request));
         } catch (error) {
           if (error instanceof LedgerError) {
-            const status = error.kind === 'not_found' ? 404 : error.kind === 'conflict' ? 409 : 400;
-            return sendReply(reply, problemReply(status, error.kind, error.message));
+            const [status, name] = LEDGER_ERROR_REPLIES[error.kind];
+            return sendReply(reply, problemReply(status, name, error.message));
           }
           if (isInputError(error)) return sendReply(reply, problemReply(400, 'bad_request', error.message));
           throw error;
@@ -118,16 +126,26 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
   route('GET', '/faults', () => json(200, { rules: admin.faults() }));
   route('PUT', '/faults', (request) => {
     const body = readAdminBody(request.body);
-    const parsed = parseFaultRules(body.rules);
-    if (!parsed.ok) return problemReply(400, 'bad_request', 'invalid fault rules', parsed.problems);
+    const parsed = checkFaultRules(plainNumbers(body.rules));
+    if (!parsed.ok) {
+      const details = parsed.problems.map((p) => ({ path: `rules${p.path}`, message: p.message }));
+      return problemReply(400, 'bad_request', 'invalid fault rules', details);
+    }
     if (body.seed !== undefined && typeof body.seed !== 'string')
       return problemReply(400, 'bad_request', 'seed must be a string');
     admin.setFaults(parsed.rules, body.seed);
     return json(200, { rules: admin.faults() });
   });
   route('POST', '/faults', (request) => {
-    const parsed = parseFaultRules([readAdminBody(request.body)]);
-    if (!parsed.ok) return problemReply(400, 'bad_request', 'invalid fault rule', parsed.problems);
+    const parsed = checkFaultRules([plainNumbers(readAdminBody(request.body))]);
+    if (!parsed.ok) {
+      // One rule: paths relative to the rule itself ("rate", not "[0].rate").
+      const details = parsed.problems.map((p) => ({
+        path: p.path.replace(/^\[0\]\.?/, ''),
+        message: p.message,
+      }));
+      return problemReply(400, 'bad_request', 'invalid fault rule', details);
+    }
     admin.addFault(parsed.rules[0]);
     return json(200, { rules: admin.faults() });
   });
@@ -140,12 +158,29 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
     if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0) {
       return problemReply(400, 'bad_request', 'ms must be a non-negative integer');
     }
-    return json(200, { now_ms: admin.advanceTime(ms), now: new Date(admin.now()).toISOString() });
+    const nowMs = admin.advanceTime(ms);
+    return json(200, { now_ms: nowMs, now: new Date(nowMs).toISOString() });
   });
   route('POST', '/reset', () => {
     admin.reset();
     return json(200, admin.stats());
   });
+}
+
+/**
+ * Fault rules carry no 64-bit values, so the raw parser's RawJsonNumber (kept for u64 precision elsewhere)
+ * becomes a plain number here: a rate of 0.2 is a fraction, not a precision hazard. Depth is bounded by
+ * the parser's nesting limit.
+ */
+function plainNumbers(value: unknown): unknown {
+  if (value instanceof RawJsonNumber) return Number(value.text);
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  if (typeof value === 'object' && value !== null) {
+    const result = Object.create(null) as Record<string, unknown>;
+    for (const [key, item] of Object.entries(value)) result[key] = plainNumbers(item);
+    return result;
+  }
+  return value;
 }
 
 function isInputError(error: unknown): error is AdminInputError {

@@ -2,13 +2,14 @@ import { AddressBook } from './address.book';
 import { EventStore, type EventRecord } from './event.store';
 import { ListingStore, type NewListing } from './listing.store';
 import { TicketStore } from './ticket.store';
-import { U64_MAX } from '../chain/u64.codec';
+import { U64_MAX } from '../../common/int64';
 import type { WalletKeys } from '../chain/wallet.keys';
 
 /** Admin-surface failure with an HTTP-friendly kind; ledger rule failures at landing are strings instead. */
 export class LedgerError extends Error {
   constructor(
-    readonly kind: 'not_found' | 'conflict' | 'invalid',
+    /** not_found → 404, conflict → 409, invalid → 400, balance_overflow → 422. */
+    readonly kind: 'not_found' | 'conflict' | 'invalid' | 'balance_overflow',
     message: string,
   ) {
     super(message);
@@ -50,7 +51,18 @@ export class SandboxLedger {
   }
 
   setBalance(address: number, amountMinor: bigint): void {
+    if (amountMinor < 0n || amountMinor > U64_MAX) throw new RangeError('a balance is a u64');
     this.balances.set(address, amountMinor);
+  }
+
+  /** Adds test money; a balance past u64 is refused (LedgerError balance_overflow), nothing changes. */
+  credit(address: number, amountMinor: bigint): bigint {
+    const balance = this.balanceOf(address) + amountMinor;
+    if (balance > U64_MAX) {
+      throw new LedgerError('balance_overflow', `the balance would exceed the u64 maximum ${U64_MAX}`);
+    }
+    this.setBalance(address, balance);
+    return balance;
   }
 
   createEvent(input: NewEventInput): EventRecord {

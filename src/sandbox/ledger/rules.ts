@@ -4,10 +4,15 @@ import type {
   LedgerInstruction,
   ListTicketParams,
 } from '../chain/instruction.model';
+import { U64_MAX } from '../../common/int64';
 import type { SandboxLedger } from './ledger';
 
 type Effect = () => void;
 type Check = { effect: Effect } | { failure: string };
+interface Flows {
+  spending: Map<number, bigint>;
+  receiving: Map<number, bigint>;
+}
 
 /**
  * Executes a landed transaction against the ledger, all or nothing like a real program: every instruction
@@ -20,12 +25,13 @@ export function applyInstructions(
   nowMs: number,
 ): string | undefined {
   const effects: Effect[] = [];
-  const spending = new Map<number, bigint>();
+  // Money moved by earlier instructions of this transaction, per address: checks see the whole batch.
+  const flows: Flows = { spending: new Map(), receiving: new Map() };
   for (const [i, ix] of instructions.entries()) {
     let check: Check;
     switch (ix.instruction) {
       case 'accept_offer_v2':
-        check = checkAccept(ledger, ix.params, nowMs, spending);
+        check = checkAccept(ledger, ix.params, nowMs, flows);
         break;
       case 'list_ticket_v2':
         check = checkList(ledger, ix.params, nowMs);
@@ -55,7 +61,7 @@ function checkAccept(
   ledger: SandboxLedger,
   p: AcceptOfferParams,
   nowMs: number,
-  spending: Map<number, bigint>,
+  { spending, receiving }: Flows,
 ): Check {
   const ticket = findTicket(ledger, p.eventId, p.ticketId);
   if (typeof ticket === 'string') return { failure: ticket };
@@ -86,8 +92,14 @@ function checkAccept(
   const price = l.askPriceMinor[seq];
   const spent = (spending.get(buyer) ?? 0n) + price;
   if (ledger.balanceOf(buyer) < spent) return { failure: 'insufficient stablecoin balance' };
-  spending.set(buyer, spent);
   const payout = l.sellerPayout[seq];
+  const received = (receiving.get(payout) ?? 0n) + price;
+  // Balances are u64 on the ledger: a credit that would wrap fails the landing instead.
+  if (ledger.balanceOf(payout) + received > U64_MAX) {
+    return { failure: 'seller_payout balance would exceed u64' };
+  }
+  spending.set(buyer, spent);
+  receiving.set(payout, received);
   return {
     effect: () => {
       ledger.setBalance(buyer, ledger.balanceOf(buyer) - price);
