@@ -8,7 +8,7 @@ import { I64_MAX, I64_MIN, parseI64, parseU64, U64_MAX, u64Json } from './u64.co
 const MAX_SAFE = 9007199254740991n;
 const fromJson = (text: string): unknown => (parseRawJson(`{"v":${text}}`) as { v: unknown }).v;
 const openapi = JSON.parse(
-  readFileSync(join(__dirname, '../../openapi/upstream-api-v0.3.0.openapi.json'), 'utf8'),
+  readFileSync(join(__dirname, '../../../openapi/upstream-api-v0.3.0.openapi.json'), 'utf8'),
 ) as {
   components: { schemas: Record<string, { oneOf: { pattern?: string }[] }> };
 };
