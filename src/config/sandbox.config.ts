@@ -1,15 +1,15 @@
 import { Type } from 'class-transformer';
 import { IsNotEmpty, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
 import { isU64 } from '../common/int64';
+import {
+  DEFAULT_SANDBOX_ADMIN_KEY,
+  DEFAULT_SANDBOX_API_KEY,
+  DEFAULT_SANDBOX_READONLY_API_KEY,
+} from './sandbox-defaults';
 import { collectProblems, ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /** Sandbox keys must have the sandbox form, so a production-looking key can never be configured by mistake. */
 const SANDBOX_KEY = /^trk_test_[A-Za-z0-9_]{16,}$/;
-
-/** Documented, sandbox-only default credentials (test money only; they are not secrets). */
-export const DEFAULT_SANDBOX_API_KEY = 'trk_test_sandbox_full_access_0000000000000001';
-export const DEFAULT_SANDBOX_READONLY_API_KEY = 'trk_test_sandbox_read_only_00000000000000002';
-export const DEFAULT_SANDBOX_ADMIN_KEY = 'sandbox-admin-local-only';
 
 /** Every SANDBOX_* variable with its default (docs/sandbox.md has the table). */
 export class SandboxEnv {

@@ -79,7 +79,7 @@ export class SandboxAdmin {
     const now = this.core.settle();
     const ledger = this.core.ledger;
     let eventId = input.eventId;
-    for (let candidate = 500_000n + BigInt(ledger.events.size); eventId === undefined; candidate++) {
+    for (let candidate = 500_000n + BigInt(ledger.counts().events); eventId === undefined; candidate++) {
       if (ledger.events.findIndex(candidate) < 0) eventId = candidate;
     }
     const event = ledger.createEvent({
@@ -106,13 +106,11 @@ export class SandboxAdmin {
     const seller = this.resolve(input.seller);
     let ticket = input.ticketId === undefined ? -1 : ledger.findTicket(input.eventId, input.ticketId);
     if (ticket < 0) ticket = ledger.mintTicket(input.eventId, input.ticketId, seller);
-    if (ledger.addresses.get(ledger.tickets.owner[ticket]) !== seller) {
+    if (ledger.ticketOwner(ticket) !== seller) {
       throw new LedgerError('conflict', 'the seller does not own that ticket');
     }
-    const current = ledger.tickets.listing[ticket];
-    if (current >= 0 && ledger.isListingLive(current, now))
-      throw new LedgerError('conflict', 'ticket already listed');
-    const event = ledger.events.get(ledger.tickets.eventIdx[ticket]);
+    if (ledger.liveListingOf(ticket, now) >= 0) throw new LedgerError('conflict', 'ticket already listed');
+    const event = ledger.eventOfTicket(ticket);
     const intern = (a: string): number => ledger.addresses.intern(a);
     const seq = ledger.openListing(ticket, {
       askPriceMinor: input.askPriceMinor,
@@ -137,8 +135,8 @@ export class SandboxAdmin {
     const now = this.core.settle();
     const ledger = this.core.ledger;
     const index = ledger.findTicket(eventId, ticketId);
-    const seq = index < 0 ? -1 : ledger.tickets.listing[index];
-    return seq >= 0 && ledger.isListingLive(seq, now) ? this.listingView(seq) : undefined;
+    const seq = index < 0 ? -1 : ledger.liveListingOf(index, now);
+    return seq >= 0 ? this.listingView(seq) : undefined;
   }
 
   /**
@@ -196,26 +194,16 @@ export class SandboxAdmin {
     transactions: number;
   } {
     const now = this.core.settle();
-    const ledger = this.core.ledger;
-    return {
-      nowMs: now,
-      events: ledger.events.size,
-      tickets: ledger.tickets.size,
-      listings: ledger.listings.size,
-      activeListings: ledger.listings.activeCount,
-      transactions: this.core.registry.size,
-    };
+    return { nowMs: now, ...this.core.ledger.counts(), transactions: this.core.registry.size };
   }
 
   private ticketView(index: number): TicketView {
-    const ledger = this.core.ledger;
-    const seq = ledger.tickets.listing[index];
+    const ticket = this.core.ledger.ticketSummary(index);
     return {
-      event_id: ledger.events.get(ledger.tickets.eventIdx[index]).eventId.toString(),
-      ticket_id: ledger.tickets.ticketId[index].toString(),
-      owner: ledger.addresses.get(ledger.tickets.owner[index]),
-      listed_permit_version:
-        seq >= 0 && ledger.listings.active[seq] === 1 ? ledger.listings.permitVersion[seq].toString() : null,
+      event_id: ticket.eventId.toString(),
+      ticket_id: ticket.ticketId.toString(),
+      owner: ticket.owner,
+      listed_permit_version: ticket.listedPermitVersion?.toString() ?? null,
     };
   }
 

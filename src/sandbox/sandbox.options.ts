@@ -5,9 +5,9 @@ import {
   DEFAULT_SANDBOX_ADMIN_KEY,
   DEFAULT_SANDBOX_API_KEY,
   DEFAULT_SANDBOX_READONLY_API_KEY,
-} from '../config/sandbox.config';
+} from '../config/sandbox-defaults';
 
-// The documented default credentials live beside the variables that override them (config/sandbox.config.ts).
+// The documented default credentials live beside the variables that override them (config/sandbox-defaults.ts).
 export { DEFAULT_SANDBOX_ADMIN_KEY, DEFAULT_SANDBOX_API_KEY, DEFAULT_SANDBOX_READONLY_API_KEY };
 /** Header that carries the admin key on /__sandbox/* routes. */
 export const ADMIN_KEY_HEADER = 'x-sandbox-admin-key';

@@ -3,7 +3,8 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { parseRawJson, RawJsonNumber } from '../http/raw-json.parser';
-import { I64_MAX, I64_MIN, parseI64, parseU64, U64_MAX, u64Json } from './u64.codec';
+import { I64_MAX, I64_MIN, U64_MAX } from '../../common/int64';
+import { parseI64, parseU64, u64Json } from './u64.codec';
 
 const MAX_SAFE = 9007199254740991n;
 const fromJson = (text: string): unknown => (parseRawJson(`{"v":${text}}`) as { v: unknown }).v;

@@ -1,8 +1,6 @@
 import { RawJsonNumber } from '../http/raw-json.parser';
 
-export const U64_MAX = 18446744073709551615n;
-export const I64_MIN = -9223372036854775808n;
-export const I64_MAX = 9223372036854775807n;
+import { I64_MAX, I64_MIN, U64_MAX } from '../../common/int64';
 
 export type IntegerParse = { ok: true; value: bigint } | { ok: false; reason: string };
 

@@ -10,16 +10,15 @@ import { LedgerError } from '../ledger/ledger';
  */
 export function churnInventory(core: SandboxCore, count: number, rng: SeededRandom, nowMs: number): void {
   const { ledger, keys } = core;
-  const l = ledger.listings;
-  for (let removed = 0, attempts = 0; removed < count && attempts < count * 20 && l.size > 0; attempts++) {
-    const seq = rng.int(l.size);
+  const size = ledger.counts().listings;
+  for (let removed = 0, attempts = 0; removed < count && attempts < count * 20 && size > 0; attempts++) {
+    const seq = rng.int(size);
     if (ledger.isListingLive(seq, nowMs)) {
       ledger.closeListing(seq);
       removed++;
     }
   }
-  const upcoming: number[] = [];
-  for (let e = 0; e < ledger.events.size; e++) if (ledger.events.get(e).startAtMs > nowMs) upcoming.push(e);
+  const { indices: upcoming } = ledger.upcomingEvents(0, Number.MAX_SAFE_INTEGER, nowMs);
   if (upcoming.length === 0) return;
   const authority = ledger.addresses.intern(keys.address('integrator', GENERATED_INTEGRATOR_SUBJECT));
   const identity = ledger.addresses.intern(keys.syntheticAddress('integrator-identity'));

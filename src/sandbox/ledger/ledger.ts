@@ -104,9 +104,96 @@ export class SandboxLedger {
     return eventIdx < 0 ? -1 : this.tickets.find(eventIdx, ticketId);
   }
 
-  /** A listing is live while active and not past its expires_at (unix seconds). */
+  /**
+   * THE "listing is live" rule, the only copy: active and not past its expires_at (unix seconds). Reads the
+   * expiry's number column, so a page scan allocates no bigint (exact wherever it matters; see ListingStore).
+   */
+  private liveAt(seq: number, nowSec: number): boolean {
+    return this.listings.active[seq] === 1 && this.listings.expiresAtSec[seq] > nowSec;
+  }
+
   isListingLive(seq: number, nowMs: number): boolean {
-    return this.listings.active[seq] === 1 && this.listings.expiresAt[seq] * 1000n > BigInt(nowMs);
+    return this.liveAt(seq, Math.floor(nowMs / 1000));
+  }
+
+  /**
+   * One page of live listings in insertion order from sequence `from` (all events, or one event id):
+   * the sequences served and the sequence of the next live listing (null when none is left).
+   */
+  liveListings(
+    from: number,
+    limit: number,
+    nowMs: number,
+    eventId?: bigint,
+  ): { seqs: number[]; next: number | null } {
+    const nowSec = Math.floor(nowMs / 1000);
+    const l = this.listings;
+    const seqs: number[] = [];
+    if (eventId === undefined) {
+      let seq = from;
+      for (; seq < l.size && seqs.length < limit; seq++) if (this.liveAt(seq, nowSec)) seqs.push(seq);
+      while (seq < l.size && !this.liveAt(seq, nowSec)) seq++;
+      return { seqs, next: seq < l.size ? seq : null };
+    }
+    const eventIdx = this.events.findIndex(eventId);
+    const list = eventIdx < 0 ? undefined : l.ofEvent(eventIdx);
+    if (list === undefined) return { seqs, next: null };
+    let i = list.firstAfter(from - 1);
+    for (; i < list.length && seqs.length < limit; i++) {
+      if (this.liveAt(list.at(i), nowSec)) seqs.push(list.at(i));
+    }
+    while (i < list.length && !this.liveAt(list.at(i), nowSec)) i++;
+    return { seqs, next: i < list.length ? list.at(i) : null };
+  }
+
+  /** One page of upcoming events (start after now) in creation order from store index `from`. */
+  upcomingEvents(from: number, limit: number, nowMs: number): { indices: number[]; next: number | null } {
+    const upcoming = (i: number): boolean => this.events.get(i).startAtMs > nowMs;
+    const indices: number[] = [];
+    let i = from;
+    for (; i < this.events.size && indices.length < limit; i++) if (upcoming(i)) indices.push(i);
+    while (i < this.events.size && !upcoming(i)) i++;
+    return { indices, next: i < this.events.size ? i : null };
+  }
+
+  /** The ticket's live listing sequence, or -1. */
+  liveListingOf(ticketIdx: number, nowMs: number): number {
+    const seq = this.tickets.listing[ticketIdx];
+    return seq >= 0 && this.isListingLive(seq, nowMs) ? seq : -1;
+  }
+
+  ticketOwner(ticketIdx: number): string {
+    return this.addresses.get(this.tickets.owner[ticketIdx]);
+  }
+
+  eventOfTicket(ticketIdx: number): EventRecord {
+    return this.events.get(this.tickets.eventIdx[ticketIdx]);
+  }
+
+  /** What the admin surface shows of a ticket; the permit version only while its listing is active. */
+  ticketSummary(ticketIdx: number): {
+    eventId: bigint;
+    ticketId: bigint;
+    owner: string;
+    listedPermitVersion: bigint | null;
+  } {
+    const seq = this.tickets.listing[ticketIdx];
+    return {
+      eventId: this.eventOfTicket(ticketIdx).eventId,
+      ticketId: this.tickets.ticketId[ticketIdx],
+      owner: this.ticketOwner(ticketIdx),
+      listedPermitVersion:
+        seq >= 0 && this.listings.active[seq] === 1 ? this.listings.permitVersion[seq] : null,
+    };
+  }
+
+  counts(): { events: number; tickets: number; listings: number; activeListings: number } {
+    return {
+      events: this.events.size,
+      tickets: this.tickets.size,
+      listings: this.listings.size,
+      activeListings: this.listings.activeCount,
+    };
   }
 
   /** Creates an active listing for a ticket its seller owns; used by landing and by the admin seed. */

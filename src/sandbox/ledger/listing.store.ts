@@ -1,4 +1,4 @@
-import { growColumn, SortedUint32List } from './typed-columns';
+import { growColumn, safeNumberOr, SortedUint32List } from './typed-columns';
 
 /** Everything needed to create a listing; addresses are address-book indices, -1 meaning null. */
 export interface NewListing {
@@ -30,7 +30,15 @@ export class ListingStore {
   buyerAllow = new Int32Array(1024);
   ticketTypeConfig = new Int32Array(1024);
   expiresAt = new BigInt64Array(1024);
+  /**
+   * expires_at as a number, for the liveness scan of every page (a BigInt64Array read allocates a bigint).
+   * Rounding past 2^53 cannot change a comparison with the current time in seconds, which is far below.
+   */
+  expiresAtSec = new Float64Array(1024);
   permitVersion = new BigUint64Array(1024);
+  /** askPriceMinor / permitVersion as numbers when at most 2^53-1, else -1 (read the bigint column). */
+  askPriceNum = new Float64Array(1024);
+  permitVersionNum = new Float64Array(1024);
   active = new Uint8Array(1024);
   size = 0;
   activeCount = 0;
@@ -48,7 +56,10 @@ export class ListingStore {
     this.buyerAllow = growColumn(this.buyerAllow, capacity);
     this.ticketTypeConfig = growColumn(this.ticketTypeConfig, capacity);
     this.expiresAt = growColumn(this.expiresAt, capacity);
+    this.expiresAtSec = growColumn(this.expiresAtSec, capacity);
     this.permitVersion = growColumn(this.permitVersion, capacity);
+    this.askPriceNum = growColumn(this.askPriceNum, capacity);
+    this.permitVersionNum = growColumn(this.permitVersionNum, capacity);
     this.active = growColumn(this.active, capacity);
   }
 
@@ -65,7 +76,10 @@ export class ListingStore {
     this.buyerAllow[seq] = listing.buyerAllow;
     this.ticketTypeConfig[seq] = listing.ticketTypeConfig;
     this.expiresAt[seq] = listing.expiresAt;
+    this.expiresAtSec[seq] = Number(listing.expiresAt);
     this.permitVersion[seq] = listing.permitVersion;
+    this.askPriceNum[seq] = safeNumberOr(listing.askPriceMinor, -1);
+    this.permitVersionNum[seq] = safeNumberOr(listing.permitVersion, -1);
     this.active[seq] = 1;
     this.activeCount++;
     let list = this.perEvent.get(listing.eventIdx);

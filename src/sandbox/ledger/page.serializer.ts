@@ -3,6 +3,13 @@ import type { SeededRandom } from '../chain/prng';
 import type { SandboxLedger } from './ledger';
 import { u64Json } from '../chain/u64.codec';
 
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+
+/** u64Json for a value already known to be an exact number (|v| <= 2^53-1). */
+function numJson(value: number, asNumber: boolean): string {
+  return asNumber ? `${value}` : `"${value}"`;
+}
+
 const EXTRA = ',"x_sandbox_extra":{"note":"unknown field injected by a fault"}';
 
 /** Per-page cache of event-level JSON fragments, which repeat across the items of a page. */
@@ -47,23 +54,30 @@ export function serializeListings(
   const asNumber = plan.u64AsNumber;
   const events = new EventFragments(ledger, asNumber);
   const mint = a.quoted(ledger.stablecoinMint);
+  const t = ledger.tickets;
   const parts: string[] = [];
   for (let i = 0; i < seqs.length; i++) {
     const s = seqs[i];
     const ev = events.get(l.eventIdx[s]);
     const blank = nullPick(plan, rng);
-    const ticketId = ledger.tickets.ticketId[l.ticketIdx[s]];
+    const ticket = l.ticketIdx[s];
+    // Number columns first: formatting a number is far cheaper than reading and formatting a bigint.
+    const ticketNum = t.ticketIdNum[ticket];
+    const priceNum = l.askPriceNum[s];
+    const permitNum = l.permitVersionNum[s];
+    const expiresNum = l.expiresAtSec[s];
     parts.push(
       `{"event_id":${blank === 1 ? 'null' : ev.id}` +
-        `,"ticket_id":${blank === 2 ? 'null' : u64Json(ticketId, asNumber)}` +
-        `,"ask_price_minor":${u64Json(l.askPriceMinor[s], asNumber)}` +
+        `,"ticket_id":${blank === 2 ? 'null' : ticketNum >= 0 ? numJson(ticketNum, asNumber) : u64Json(t.ticketId[ticket], asNumber)}` +
+        `,"ask_price_minor":${priceNum >= 0 ? numJson(priceNum, asNumber) : u64Json(l.askPriceMinor[s], asNumber)}` +
         `,"seller":${a.quoted(l.seller[s])},"seller_payout":${a.quoted(l.sellerPayout[s])}` +
-        `,"permit_version":${u64Json(l.permitVersion[s], asNumber)}` +
+        `,"permit_version":${permitNum >= 0 ? numJson(permitNum, asNumber) : u64Json(l.permitVersion[s], asNumber)}` +
         `,"royalty_destinations":${ev.royalty},"ticket_type_config":${a.quoted(l.ticketTypeConfig[s])}` +
         `,"stablecoin_mint":${mint},"buyer_allow":${a.quoted(l.buyerAllow[s])}` +
         `,"listing_integrator_identity":${a.quoted(l.integratorIdentity[s])}` +
         `,"listing_integrator_authority":${a.quoted(l.integratorAuthority[s])}` +
-        `,"expires_at":${u64Json(l.expiresAt[s], asNumber)}${plan.extraFields ? EXTRA : ''}}`,
+        `,"expires_at":${Math.abs(expiresNum) <= MAX_SAFE ? numJson(expiresNum, asNumber) : u64Json(l.expiresAt[s], asNumber)}` +
+        `${plan.extraFields ? EXTRA : ''}}`,
     );
   }
   return parts.join(',');

@@ -1,4 +1,4 @@
-import { growColumn } from './typed-columns';
+import { growColumn, safeNumberOr } from './typed-columns';
 
 /**
  * Ticket ownership, columnar. Generated tickets of an event have contiguous ids from a base, so finding them
@@ -7,6 +7,8 @@ import { growColumn } from './typed-columns';
 export class TicketStore {
   eventIdx = new Uint32Array(1024);
   ticketId = new BigUint64Array(1024);
+  /** ticketId as a number when at most 2^53-1, else -1 (read the bigint column). */
+  ticketIdNum = new Float64Array(1024);
   owner = new Uint32Array(1024);
   /** How many times the ticket was listed: the permit version of its current listing. */
   permitCounter = new Uint32Array(1024);
@@ -22,6 +24,7 @@ export class TicketStore {
     if (capacity <= this.eventIdx.length) return;
     this.eventIdx = growColumn(this.eventIdx, capacity);
     this.ticketId = growColumn(this.ticketId, capacity);
+    this.ticketIdNum = growColumn(this.ticketIdNum, capacity);
     this.owner = growColumn(this.owner, capacity);
     this.permitCounter = growColumn(this.permitCounter, capacity);
     const listing = new Int32Array(capacity).fill(-1);
@@ -41,6 +44,7 @@ export class TicketStore {
     const index = this.size++;
     this.eventIdx[index] = eventIdx;
     this.ticketId[index] = ticketId;
+    this.ticketIdNum[index] = safeNumberOr(ticketId, -1);
     this.owner[index] = owner;
     this.permitCounter[index] = 0;
     this.listing[index] = -1;

@@ -34,3 +34,11 @@ export class SortedUint32List {
     return lo;
   }
 }
+
+/**
+ * A 64-bit value as a number when it is exact (|v| <= 2^53-1), else `fallback`. Number columns beside the
+ * bigint ones let page serialisation format most values without reading (and allocating) a bigint.
+ */
+export function safeNumberOr(value: bigint, fallback: number): number {
+  return value <= 9_007_199_254_740_991n && value >= -9_007_199_254_740_991n ? Number(value) : fallback;
+}

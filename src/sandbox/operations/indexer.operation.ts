@@ -95,26 +95,12 @@ export function listingsPage(core: SandboxCore, query: Query, plan: FaultPlan): 
   const rng = core.faults.random();
   if (plan.emptyPage) return emptyPage(core, 'listings', page, plan.extraFields);
   const { ledger } = core;
-  const l = ledger.listings;
-  const nowSec = BigInt(Math.floor(now / 1000));
-  const live = (seq: number): boolean => l.active[seq] === 1 && l.expiresAt[seq] > nowSec;
-  const seqs: number[] = [];
-  let next: number | null = null;
-  if (scope === '*') {
-    let seq = page.from;
-    for (; seq < l.size && seqs.length < page.limit; seq++) if (live(seq)) seqs.push(seq);
-    while (seq < l.size && !live(seq)) seq++;
-    next = seq < l.size ? seq : null;
-  } else {
-    const eventIdx = ledger.events.findIndex(BigInt(scope));
-    const list = eventIdx < 0 ? undefined : l.ofEvent(eventIdx);
-    if (list !== undefined) {
-      let i = list.firstAfter(page.from - 1);
-      for (; i < list.length && seqs.length < page.limit; i++) if (live(list.at(i))) seqs.push(list.at(i));
-      while (i < list.length && !live(list.at(i))) i++;
-      next = i < list.length ? list.at(i) : null;
-    }
-  }
+  const { seqs, next } = ledger.liveListings(
+    page.from,
+    page.limit,
+    now,
+    scope === '*' ? undefined : BigInt(scope),
+  );
   const body = pageJson(
     serializeListings(ledger, seqs, plan, rng),
     cursorFor(core, 'listings', page, next),
@@ -130,13 +116,7 @@ export function eventsPage(core: SandboxCore, query: Query, plan: FaultPlan): Sa
   if ('kind' in page) return page;
   const now = core.settle();
   if (plan.emptyPage) return emptyPage(core, 'events', page, plan.extraFields);
-  const events = core.ledger.events;
-  const upcoming = (i: number): boolean => events.get(i).startAtMs > now;
-  const indices: number[] = [];
-  let i = page.from;
-  for (; i < events.size && indices.length < page.limit; i++) if (upcoming(i)) indices.push(i);
-  while (i < events.size && !upcoming(i)) i++;
-  const next = i < events.size ? i : null;
+  const { indices, next } = core.ledger.upcomingEvents(page.from, page.limit, now);
   const items = serializeEvents(core.ledger, indices, plan, core.faults.random());
   return {
     kind: 'json',
