@@ -1,6 +1,6 @@
 /** A response a route handler decided on; the operation wrapper sends it (or loses it, under faults). */
 export type SandboxReply =
-  | { kind: 'json'; status: number; body: string; headers?: Record<string, string> }
+  | { kind: 'json'; status: number; body: string | Buffer; headers?: Record<string, string> }
   | { kind: 'text'; status: number; body: string; headers?: Record<string, string> }
   | { kind: 'empty'; status: number; headers?: Record<string, string> };
 

@@ -7,14 +7,19 @@ export class AddressBook {
   private readonly byAddress = new Map<string, number>();
   private readonly addresses: string[] = [];
   private readonly quotedForms: string[] = [];
+  /** The quoted forms again as ASCII bytes, back to back (offsets in quotedAt), for Buffer page writers. */
+  private quotedBytes = Buffer.allocUnsafe(64 * 1024);
+  private quotedAt = new Uint32Array(1025);
 
   intern(address: string): number {
     let index = this.byAddress.get(address);
     if (index === undefined) {
       index = this.addresses.length;
       this.addresses.push(address);
-      this.quotedForms.push(`"${address}"`);
+      const quoted = `"${address}"`;
+      this.quotedForms.push(quoted);
       this.byAddress.set(address, index);
+      this.appendBytes(index, quoted);
     }
     return index;
   }
@@ -31,6 +36,30 @@ export class AddressBook {
   /** JSON text of the address, or `null` for the -1 "absent" index. */
   quoted(index: number): string {
     return index < 0 ? 'null' : this.quotedForms[index];
+  }
+
+  /** Writes the JSON text of the address (or `null`) into `out` at `pos`; returns the position after it. */
+  writeQuoted(index: number, out: Buffer, pos: number): number {
+    if (index < 0) return pos + out.write('null', pos, 'latin1');
+    return pos + this.quotedBytes.copy(out, pos, this.quotedAt[index], this.quotedAt[index + 1]);
+  }
+
+  private appendBytes(index: number, quoted: string): void {
+    if (index + 2 > this.quotedAt.length) {
+      const at = new Uint32Array(this.quotedAt.length * 2);
+      at.set(this.quotedAt);
+      this.quotedAt = at;
+    }
+    const start = this.quotedAt[index];
+    const end = start + Buffer.byteLength(quoted, 'latin1');
+    if (end > this.quotedBytes.length) {
+      const bytes = Buffer.allocUnsafe(Math.max(end, this.quotedBytes.length * 2));
+      this.quotedBytes.copy(bytes, 0, 0, start);
+      this.quotedBytes = bytes;
+    }
+    // Addresses are base58 (ASCII), so latin1 bytes are their UTF-8 bytes.
+    this.quotedBytes.write(quoted, start, 'latin1');
+    this.quotedAt[index + 1] = end;
   }
 
   get size(): number {

@@ -38,24 +38,52 @@ function nullPick(plan: FaultPlan, rng: SeededRandom): 0 | 1 | 2 {
   return rng.chance(0.5) ? 1 : 2;
 }
 
+/** A growable byte buffer for one page; everything a listing item holds is ASCII, so latin1 writes are exact. */
+class PageBytes {
+  buf: Buffer;
+  pos = 0;
+  constructor(capacity: number) {
+    this.buf = Buffer.allocUnsafe(capacity);
+  }
+
+  ensure(bytes: number): void {
+    if (this.pos + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.pos + bytes, this.buf.length * 2));
+    this.buf.copy(next, 0, 0, this.pos);
+    this.buf = next;
+  }
+
+  ascii(text: string): void {
+    this.pos += this.buf.write(text, this.pos, 'latin1');
+  }
+
+  bytes(): Buffer {
+    return this.buf.subarray(0, this.pos);
+  }
+}
+
+/** Upper bound of one item's bytes besides its royalty list: 7 quoted addresses, 4 numbers, keys, extras. */
+const ITEM_BYTES = 1024;
+
 /**
- * Listing items as JSON text, built by string concatenation from the columns: JSON.stringify of a million
- * freshly built objects is several times slower and allocates far more. Address and event fragments are
- * cached, so per item only the four 64-bit numbers are formatted.
+ * Listing items as JSON bytes, written straight into one buffer from the columns: no per-item string, no
+ * bigint unless a value is past 2^53, addresses copied from the address book's byte table, and no UTF-8
+ * encoding on send. Faults still apply per item (null ids, u64 as numbers, extra fields).
  */
-export function serializeListings(
+function writeListings(
+  out: PageBytes,
   ledger: SandboxLedger,
   seqs: readonly number[],
   plan: FaultPlan,
   rng: SeededRandom,
-): string {
+): void {
   const l = ledger.listings;
   const a = ledger.addresses;
+  const t = ledger.tickets;
   const asNumber = plan.u64AsNumber;
   const events = new EventFragments(ledger, asNumber);
   const mint = a.quoted(ledger.stablecoinMint);
-  const t = ledger.tickets;
-  const parts: string[] = [];
+  const extra = plan.extraFields ? EXTRA : '';
   for (let i = 0; i < seqs.length; i++) {
     const s = seqs[i];
     const ev = events.get(l.eventIdx[s]);
@@ -66,21 +94,64 @@ export function serializeListings(
     const priceNum = l.askPriceNum[s];
     const permitNum = l.permitVersionNum[s];
     const expiresNum = l.expiresAtSec[s];
-    parts.push(
-      `{"event_id":${blank === 1 ? 'null' : ev.id}` +
-        `,"ticket_id":${blank === 2 ? 'null' : ticketNum >= 0 ? numJson(ticketNum, asNumber) : u64Json(t.ticketId[ticket], asNumber)}` +
-        `,"ask_price_minor":${priceNum >= 0 ? numJson(priceNum, asNumber) : u64Json(l.askPriceMinor[s], asNumber)}` +
-        `,"seller":${a.quoted(l.seller[s])},"seller_payout":${a.quoted(l.sellerPayout[s])}` +
-        `,"permit_version":${permitNum >= 0 ? numJson(permitNum, asNumber) : u64Json(l.permitVersion[s], asNumber)}` +
-        `,"royalty_destinations":${ev.royalty},"ticket_type_config":${a.quoted(l.ticketTypeConfig[s])}` +
-        `,"stablecoin_mint":${mint},"buyer_allow":${a.quoted(l.buyerAllow[s])}` +
-        `,"listing_integrator_identity":${a.quoted(l.integratorIdentity[s])}` +
-        `,"listing_integrator_authority":${a.quoted(l.integratorAuthority[s])}` +
-        `,"expires_at":${Math.abs(expiresNum) <= MAX_SAFE ? numJson(expiresNum, asNumber) : u64Json(l.expiresAt[s], asNumber)}` +
-        `${plan.extraFields ? EXTRA : ''}}`,
+    const ticketId =
+      blank === 2
+        ? 'null'
+        : ticketNum >= 0
+          ? numJson(ticketNum, asNumber)
+          : u64Json(t.ticketId[ticket], asNumber);
+    const price = priceNum >= 0 ? numJson(priceNum, asNumber) : u64Json(l.askPriceMinor[s], asNumber);
+    out.ensure(ITEM_BYTES + ev.royalty.length);
+    out.ascii(
+      `${i === 0 ? '' : ','}{"event_id":${blank === 1 ? 'null' : ev.id},"ticket_id":${ticketId}` +
+        `,"ask_price_minor":${price},"seller":`,
     );
+    out.pos = a.writeQuoted(l.seller[s], out.buf, out.pos);
+    out.ascii(',"seller_payout":');
+    out.pos = a.writeQuoted(l.sellerPayout[s], out.buf, out.pos);
+    const permit = permitNum >= 0 ? numJson(permitNum, asNumber) : u64Json(l.permitVersion[s], asNumber);
+    out.ascii(`,"permit_version":${permit},"royalty_destinations":${ev.royalty},"ticket_type_config":`);
+    out.pos = a.writeQuoted(l.ticketTypeConfig[s], out.buf, out.pos);
+    out.ascii(`,"stablecoin_mint":${mint},"buyer_allow":`);
+    out.pos = a.writeQuoted(l.buyerAllow[s], out.buf, out.pos);
+    out.ascii(',"listing_integrator_identity":');
+    out.pos = a.writeQuoted(l.integratorIdentity[s], out.buf, out.pos);
+    out.ascii(',"listing_integrator_authority":');
+    out.pos = a.writeQuoted(l.integratorAuthority[s], out.buf, out.pos);
+    const expires =
+      Math.abs(expiresNum) <= MAX_SAFE ? numJson(expiresNum, asNumber) : u64Json(l.expiresAt[s], asNumber);
+    out.ascii(`,"expires_at":${expires}${extra}}`);
   }
-  return parts.join(',');
+}
+
+/** Listing items as JSON text (comma-separated, no brackets), e.g. for the admin listing view. */
+export function serializeListings(
+  ledger: SandboxLedger,
+  seqs: readonly number[],
+  plan: FaultPlan,
+  rng: SeededRandom,
+): string {
+  const out = new PageBytes(ITEM_BYTES * Math.max(1, seqs.length));
+  writeListings(out, ledger, seqs, plan, rng);
+  return out.bytes().toString('latin1');
+}
+
+/** A whole listings page (contract 2.6) as bytes, ready to send. */
+export function listingsPageBytes(
+  ledger: SandboxLedger,
+  seqs: readonly number[],
+  plan: FaultPlan,
+  rng: SeededRandom,
+  nextCursor: string | null,
+): Buffer {
+  const out = new PageBytes(ITEM_BYTES * Math.max(1, seqs.length));
+  out.ascii('{"items":[');
+  writeListings(out, ledger, seqs, plan, rng);
+  out.ensure(256 + (nextCursor?.length ?? 0));
+  out.ascii(
+    `],"next_cursor":${nextCursor === null ? 'null' : `"${nextCursor}"`}${plan.extraFields ? EXTRA : ''}}`,
+  );
+  return out.bytes();
 }
 
 export function serializeEvents(

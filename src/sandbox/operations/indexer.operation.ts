@@ -1,6 +1,6 @@
 import type { FaultPlan } from '../faults/injector';
 import { churnInventory } from '../faults/inventory-churn';
-import { pageJson, serializeEvents, serializeListings } from '../ledger/page.serializer';
+import { listingsPageBytes, pageJson, serializeEvents } from '../ledger/page.serializer';
 import type { CursorPosition } from './cursor';
 import type { SandboxCore } from '../sandbox.core';
 import { problemReply, type SandboxReply } from '../http/reply';
@@ -101,11 +101,7 @@ export function listingsPage(core: SandboxCore, query: Query, plan: FaultPlan): 
     now,
     scope === '*' ? undefined : BigInt(scope),
   );
-  const body = pageJson(
-    serializeListings(ledger, seqs, plan, rng),
-    cursorFor(core, 'listings', page, next),
-    plan.extraFields,
-  );
+  const body = listingsPageBytes(ledger, seqs, plan, rng, cursorFor(core, 'listings', page, next));
   if (plan.churn > 0) churnInventory(core, plan.churn, rng, now);
   return { kind: 'json', status: 200, body };
 }
