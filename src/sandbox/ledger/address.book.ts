@@ -40,8 +40,18 @@ export class AddressBook {
 
   /** Writes the JSON text of the address (or `null`) into `out` at `pos`; returns the position after it. */
   writeQuoted(index: number, out: Buffer, pos: number): number {
-    if (index < 0) return pos + out.write('null', pos, 'latin1');
-    return pos + this.quotedBytes.copy(out, pos, this.quotedAt[index], this.quotedAt[index + 1]);
+    if (index < 0) {
+      out[pos] = 0x6e; // n
+      out[pos + 1] = 0x75; // u
+      out[pos + 2] = 0x6c; // l
+      out[pos + 3] = 0x6c; // l
+      return pos + 4;
+    }
+    // A JS loop beats a native copy call for ~46 bytes.
+    const bytes = this.quotedBytes;
+    const end = this.quotedAt[index + 1];
+    for (let i = this.quotedAt[index]; i < end; i++) out[pos++] = bytes[i];
+    return pos;
   }
 
   private appendBytes(index: number, quoted: string): void {
