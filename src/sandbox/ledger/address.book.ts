@@ -10,6 +10,8 @@ export class AddressBook {
   /** The quoted forms again as ASCII bytes, back to back (offsets in quotedAt), for Buffer page writers. */
   private quotedBytes = Buffer.allocUnsafe(64 * 1024);
   private quotedAt = new Uint32Array(1025);
+  /** Longest quoted form in bytes, so a writer can reserve room for any address. */
+  maxQuotedBytes = 4;
 
   intern(address: string): number {
     let index = this.byAddress.get(address);
@@ -61,15 +63,16 @@ export class AddressBook {
       this.quotedAt = at;
     }
     const start = this.quotedAt[index];
-    const end = start + Buffer.byteLength(quoted, 'latin1');
+    const end = start + Buffer.byteLength(quoted, 'utf8');
     if (end > this.quotedBytes.length) {
       const bytes = Buffer.allocUnsafe(Math.max(end, this.quotedBytes.length * 2));
       this.quotedBytes.copy(bytes, 0, 0, start);
       this.quotedBytes = bytes;
     }
-    // Addresses are base58 (ASCII), so latin1 bytes are their UTF-8 bytes.
-    this.quotedBytes.write(quoted, start, 'latin1');
+    // UTF-8, so even an address that is not base58 (the programmatic admin does not check) stays valid text.
+    this.quotedBytes.write(quoted, start, 'utf8');
     this.quotedAt[index + 1] = end;
+    this.maxQuotedBytes = Math.max(this.maxQuotedBytes, end - start);
   }
 
   get size(): number {

@@ -38,7 +38,10 @@ function nullPick(plan: FaultPlan, rng: SeededRandom): 0 | 1 | 2 {
   return rng.chance(0.5) ? 1 : 2;
 }
 
-/** A growable byte buffer for one page; everything a listing item holds is ASCII, so latin1 writes are exact. */
+/**
+ * A growable byte buffer for one page. ascii() is for the ASCII pieces of an item (keys, numbers, ids,
+ * base58 addresses); address-book entries are copied as their UTF-8 bytes.
+ */
 class PageBytes {
   buf: Buffer;
   pos = 0;
@@ -66,7 +69,7 @@ class PageBytes {
   }
 }
 
-/** Upper bound of one item's bytes besides its royalty list: 7 quoted addresses, 4 numbers, keys, extras. */
+/** Upper bound of one item's bytes besides its addresses and royalty list: 4 numbers, keys, extras. */
 const ITEM_BYTES = 1024;
 
 /**
@@ -105,7 +108,7 @@ function writeListings(
           ? numJson(ticketNum, asNumber)
           : u64Json(t.ticketId[ticket], asNumber);
     const price = priceNum >= 0 ? numJson(priceNum, asNumber) : u64Json(l.askPriceMinor[s], asNumber);
-    out.ensure(ITEM_BYTES + ev.royalty.length);
+    out.ensure(ITEM_BYTES + 8 * a.maxQuotedBytes + ev.royalty.length);
     out.ascii(
       `${i === 0 ? '' : ','}{"event_id":${blank === 1 ? 'null' : ev.id},"ticket_id":${ticketId}` +
         `,"ask_price_minor":${price},"seller":`,
@@ -137,7 +140,7 @@ export function serializeListings(
 ): string {
   const out = new PageBytes(ITEM_BYTES * Math.max(1, seqs.length));
   writeListings(out, ledger, seqs, plan, rng);
-  return out.bytes().toString('latin1');
+  return out.bytes().toString('utf8');
 }
 
 /** A whole listings page (contract 2.6) as bytes, ready to send. */
