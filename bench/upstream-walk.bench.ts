@@ -1,5 +1,5 @@
 import pino from 'pino';
-import { walkListingsRaw } from '../src/sandbox/sandbox.bench';
+import { walkListingsRaw } from './sandbox-walk';
 import { startSandbox } from '../src/sandbox/sandbox.server';
 import { UpstreamClient } from '../src/upstream/upstream.client';
 import type { BenchReport } from './report';
