@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { FaultRule } from '../../src/sandbox/fault.model';
+import type { FaultRule } from '../../src/sandbox/faults/model';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
 import {
   CHECKOUT_TEST_ENV,
