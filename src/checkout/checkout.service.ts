@@ -9,6 +9,7 @@ import { crashPoint } from './crash-points';
 import { CheckoutIntegrator } from './checkout.integrator';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderEntity } from './order.entity';
+import type { CreateResult, NewOrder } from './order.repository';
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,6 +28,7 @@ export interface CreateOutcome {
 @Injectable()
 export class CheckoutService implements OnModuleInit {
   private readonly logger = new Logger(CheckoutService.name);
+  private readonly inFlight = new Map<string, Promise<CreateResult>>();
 
   constructor(
     private readonly driver: CheckoutDriver,
@@ -62,12 +64,19 @@ export class CheckoutService implements OnModuleInit {
       expectedPriceMinor: BigInt(dto.expected_price_minor),
     };
     const c = this.config;
-    crashPoint('before_commit_created');
-    const result = await this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
-      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
-      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
-      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
-    });
+    // Concurrent requests with one key on this replica share one database round (they would otherwise each
+    // hold a pooled connection while queueing on the buyer's lock); later ones see the stored order first.
+    const flightKey = `${clientId}\n${key}`;
+    let flight = this.inFlight.get(flightKey);
+    const leader = flight === undefined;
+    if (!flight) {
+      flight = this.createOrGet(input);
+      this.inFlight.set(flightKey, flight);
+      void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => undefined);
+    }
+    const shared = await flight;
+    const result =
+      !leader && shared.kind === 'inserted' ? { kind: 'existing' as const, order: shared.order } : shared;
     if (result.kind === 'open_limit')
       throw CheckoutErrors.openOrdersLimit(c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER);
     if (result.kind === 'event_limit')
@@ -87,6 +96,18 @@ export class CheckoutService implements OnModuleInit {
     // Driven by this replica now (it holds the lease); the worker takes over if this process dies.
     void this.driver.drive(result.order);
     return { order: await this.view(result.order), replayed: false };
+  }
+
+  private async createOrGet(input: NewOrder): Promise<CreateResult> {
+    const existing = await this.driver.repo.findByKey(input.clientId, input.idempotencyKey);
+    if (existing) return { kind: 'existing', order: existing };
+    const c = this.config;
+    crashPoint('before_commit_created');
+    return this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
+      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+    });
   }
 
   /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */
