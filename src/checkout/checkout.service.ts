@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { KeysetCursorCodec } from '../common/keyset-cursor';
+import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
 import { IDEMPOTENCY_KEY_PATTERN } from '../transactions/idempotency';
 import { TransactionsService } from '../transactions/transactions.service';
@@ -35,6 +37,7 @@ export class CheckoutService implements OnModuleInit {
     private readonly config: CheckoutConfig,
     private readonly integrator: CheckoutIntegrator,
     private readonly transactions: TransactionsService,
+    private readonly cursors: KeysetCursorCodec,
   ) {}
 
   onModuleInit(): void {
@@ -139,18 +142,17 @@ export class CheckoutService implements OnModuleInit {
       const found = await this.driver.repo.findByKey(clientId, idempotencyKey);
       return { items: found ? [await this.view(found)] : [], next_cursor: null };
     }
-    const rows = await this.driver.repo.page(
-      clientId,
-      limit,
-      cursor === undefined ? null : decodeCursor(cursor),
-    );
-    const items = rows.slice(0, limit);
-    const last = items.at(-1);
+    const binding = { sort: 'created_desc', filters: {} };
+    let after: string | null = null;
+    if (cursor !== undefined) {
+      const [id] = this.cursors.decode(cursor, binding);
+      if (typeof id !== 'string' || !UUID.test(id)) throw CheckoutErrors.badCursor();
+      after = id;
+    }
+    const rows = await this.driver.repo.page(clientId, limit, after);
+    const page = keysetPage(rows, limit, (o) => [o.id], this.cursors, binding);
     const decimals = await this.integrator.decimals();
-    return {
-      items: items.map((o) => toOrderResponse(o, decimals)),
-      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+    return { items: page.items.map((o) => toOrderResponse(o, decimals)), next_cursor: page.next_cursor };
   }
 
   /** Parses `?wait=` (`5s`, `500ms`, `5` = seconds); 400 naming `wait` when malformed or too long. */
@@ -186,16 +188,4 @@ export function fingerprintOf(dto: CreateOrderDto): string {
     BigInt(dto.expected_price_minor).toString(),
   ]);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
-}
-
-// Keyset position of the client's list: the last order's id (the query reads its created_at). Always filtered by
-// the caller's client id, so a forged cursor can only move within the caller's own orders.
-function encodeCursor(order: OrderEntity): string {
-  return Buffer.from(order.id, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const id = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  if (!UUID.test(id)) throw CheckoutErrors.badCursor();
-  return id;
 }
