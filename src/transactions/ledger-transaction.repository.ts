@@ -18,6 +18,7 @@ export interface NewLedgerTransaction {
   request: string;
   requestId: string | null;
   onFinal: string | null;
+  submitOnSign: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -65,9 +66,9 @@ export class LedgerTransactionRepository {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
-           subject, instruction, request, request_id, on_final, phase, sign_attempts, lease_owner, lease_until,
+           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, lease_owner, lease_until,
            next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, 'signing', 1, $11,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11,
            clock_timestamp() + make_interval(secs => $12::float8 / 1000),
            clock_timestamp() + make_interval(secs => $13::float8 / 1000))
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
@@ -89,6 +90,7 @@ export class LedgerTransactionRepository {
         owner,
         leaseMs,
         retryAfterMs,
+        input.submitOnSign,
       ],
     );
     if (inserted) return { inserted: true, record: inserted };
