@@ -15,6 +15,7 @@ import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
 import type { TransactionsConfig } from './config/transactions.config';
+import type { SyncConfig } from './config/sync.config';
 import { MetricsService } from './metrics/metrics.service';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -27,6 +28,8 @@ export interface CreateAppOptions {
   upstream: UpstreamOptions;
   authConfig: AuthConfig;
   transactionsConfig?: TransactionsConfig;
+  /** Catalog sync settings (SYNC_*); defaults when omitted. */
+  syncConfig?: SyncConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -114,6 +117,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       logger,
       auth: options.authConfig,
       transactions: options.transactionsConfig,
+      sync: options.syncConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

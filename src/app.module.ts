@@ -3,10 +3,12 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
+import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
 import type { TransactionsConfig } from './config/transactions.config';
+import type { SyncConfig } from './config/sync.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { ListingsModule } from './listings/listings.module';
@@ -25,6 +27,8 @@ export interface AppModuleOptions {
   transactions?: TransactionsConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
+  /** Catalog sync settings (defaults when omitted). */
+  sync?: SyncConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -36,7 +40,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.transactions),
+        AppConfigModule.forRoot(config, options.sync, options.transactions),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -63,6 +67,7 @@ export class AppModule {
         AuthModule.forRoot(options.auth),
         TransactionsModule,
         ListingsModule,
+        CatalogSyncModule,
         ...(options.extraModules ?? []),
       ],
     };

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       config,
       authConfig: configs.auth,
       transactionsConfig: configs.transactions,
+      syncConfig: configs.sync,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

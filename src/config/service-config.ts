@@ -3,6 +3,7 @@ import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadSandboxOptions } from './sandbox.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
+import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -12,6 +13,7 @@ export interface ServiceConfig {
   auth: AuthConfig;
   upstream: UpstreamConfig;
   transactions: TransactionsConfig;
+  sync: SyncConfig;
   /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
   sandbox: SandboxOptions;
 }
@@ -27,6 +29,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
   const transactions = load(() => loadTransactionsConfig(env));
+  const sync = load(() => loadSyncConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -37,7 +40,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !transactions || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !transactions || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, transactions, sandbox };
+  return { app, auth, upstream, sync, transactions, sandbox };
 }

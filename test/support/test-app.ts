@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import { createApp, type CreateAppOptions } from '../../src/app.factory';
 import { loadAuthConfig } from '../../src/config/auth.config';
 import { loadTransactionsConfig } from '../../src/config/transactions.config';
+import { loadSyncConfig } from '../../src/config/sync.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -76,6 +77,8 @@ export async function startTestApp(
       config,
       authConfig: loadAuthConfig(fullEnv),
       transactionsConfig: loadTransactionsConfig(fullEnv),
+      // Scheduled sync passes only in tests that ask for them (SYNC_ENABLED=true).
+      syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
       databaseUrl,
       logDestination: logs,
       extraModules: options.extraModules,
