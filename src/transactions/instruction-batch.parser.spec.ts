@@ -18,6 +18,11 @@ const cancelParams = fc
 const wire = (value: bigint, zeros: number, asNumber: boolean): string | number =>
   asNumber && value <= BigInt(Number.MAX_SAFE_INTEGER) ? Number(value) : '0'.repeat(zeros) + value.toString();
 
+const fields = (body: unknown): string[] => {
+  const sut = parseInstructionBatch(body, 2);
+  return sut.ok ? [] : sut.problems.map((p) => p.field);
+};
+
 describe(parseInstructionBatch.name, () => {
   it('accepts every valid cancel batch in any u64 spelling, and its canonical JSON parses back to itself', () => {
     fc.assert(
@@ -117,10 +122,6 @@ describe(parseInstructionBatch.name, () => {
   });
 
   it('refuses an empty or oversized params array, unknown instructions and unknown top-level fields', () => {
-    const fields = (body: unknown): string[] => {
-      const sut = parseInstructionBatch(body, 2);
-      return sut.ok ? [] : sut.problems.map((p) => p.field);
-    };
     const p = { event_id: '1', ticket_id: '1', canceller: 'a' };
     expect(fields({ platformInstructions: { instruction: 'cancel_listing_v1', params: [] } })).toEqual([
       'platformInstructions.params',

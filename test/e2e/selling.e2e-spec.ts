@@ -64,6 +64,10 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
     return (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
   };
 
+  const generation = async (): Promise<string> =>
+    (await db.query<{ g: string }>(`SELECT generation::text AS g FROM mirror_generation`)).rows[0]?.g ??
+    'none';
+
   it('lists a ticket: 202 with the record, confirmed on the ledger with integrator addresses from the protocol config', async () => {
     const ticket = seedTicket(t.sandbox, 'bob', false);
     const res = await list(listingBody(ticket)).expect(202);
@@ -119,9 +123,6 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
 
   it('a listing that fails to land is recorded with its reason and leaves the ledger unchanged', async () => {
     const ticket = seedTicket(t.sandbox, 'carol', false); // owned by carol, listed as bob
-    const generation = async (): Promise<string> =>
-      (await db.query<{ g: string }>(`SELECT generation::text AS g FROM mirror_generation`)).rows[0]?.g ??
-      'none';
     const before = await generation();
     const res = await list(listingBody(ticket, 'bob')).expect(202);
     const done = await waitForTx(server, seller.key, (res.body as TxBody).custodialTransactionId, (x) =>
