@@ -69,6 +69,14 @@ describe('Transactions (e2e, against the sandbox)', () => {
     expect(done.history?.map((h) => h.type)).toEqual(
       expect.arrayContaining(['created', 'signed', 'submitted']),
     );
+    const metrics = (await request(server).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(
+      /ledger_transactions\{kind="user",instruction="cancel_listing_v1",status="confirmed"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /ledger_transaction_time_to_final_seconds_count\{[^}]*status="confirmed"\} [1-9]/,
+    );
+    expect(metrics).toContain('ledger_transactions_oldest_open_age_seconds');
   });
 
   it('records landed_with_error with the ledger reason', async () => {
