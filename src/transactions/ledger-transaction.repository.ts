@@ -392,7 +392,7 @@ export class LedgerTransactionRepository {
   }
 
   /** For metrics: counts by kind/instruction/status (phase when unsigned), and the oldest non-final age. */
-  async gauges(): Promise<{
+  async gauges(signWindowMs: number): Promise<{
     counts: { kind: string; instruction: string; status: string; n: number }[];
     oldestOpenSeconds: number;
     trackerLagSeconds: number;
@@ -412,8 +412,11 @@ export class LedgerTransactionRepository {
            WHERE final_at IS NULL AND tracking_stopped IS NULL
              AND (phase = 'signing' OR submitted_at IS NOT NULL))), 0)::float8 AS oldest,
          COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at) FILTER (
-           WHERE next_attempt_at < clock_timestamp())), 0)::float8 AS lag
+           WHERE next_attempt_at < clock_timestamp()
+             AND (phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000)))),
+           0)::float8 AS lag
        FROM ledger_transactions`,
+      [signWindowMs],
     );
     return { counts, oldestOpenSeconds: ages.oldest, trackerLagSeconds: ages.lag };
   }

@@ -84,7 +84,7 @@ export class TransactionsService {
   ) {
     this.repo = new LedgerTransactionRepository(dataSource);
     this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
-    metrics.registerGauges(metricsService, () => this.repo.gauges());
+    metrics.registerGauges(metricsService, () => this.repo.gauges(config.TX_SIGN_RESOLVE_WINDOW_MS));
   }
 
   /** The upstream idempotency key for a client's key (deterministic; 48 characters). */
