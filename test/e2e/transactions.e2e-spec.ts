@@ -17,10 +17,11 @@ const ENV = {
   TX_RESUBMIT_MAX_DELAY_MS: '200',
   TX_LEASE_MS: '1000',
   TX_MAX_PARAMS: '3',
-  // One attempt per upstream call, short timeouts: an injected fault reaches the service as is.
+  // One attempt per upstream call: an injected fault reaches the service as is. Timeouts leave room
+  // for a loaded machine (a hang still ends in a timeout).
   UPSTREAM_MAX_ATTEMPTS: '1',
-  UPSTREAM_SIGN_TIMEOUT_MS: '400',
-  UPSTREAM_SUBMIT_TIMEOUT_MS: '400',
+  UPSTREAM_SIGN_TIMEOUT_MS: '5000',
+  UPSTREAM_SUBMIT_TIMEOUT_MS: '2500',
   UPSTREAM_BREAKER_THRESHOLD: '1000',
   RATE_LIMIT_TRANSACTIONS_WRITE: '100000',
 };
@@ -118,10 +119,13 @@ describe('Transactions (e2e, against the sandbox)', () => {
     const tx = await signed(cancelBody(t.sandbox, 'alice', ticket));
     t.sandbox.admin.addFault({ operation: 'submit', kind: 'hang', times: 1 });
     const res = (await submit(tx.custodialTransactionId).expect(202)).body as TxBody;
-    expect(res).toMatchObject({ status: null, final: false, trackingStopped: null });
-    expect(res.lastError).toMatch(/^TIMEOUT/);
+    // Meanwhile the tracker may already have re-submitted it: whatever it says, never a failure.
+    expect([null, 'processing', 'confirmed']).toContain(res.status);
+    expect(res.trackingStopped).toBeNull();
     const done = await waitForTx(server, client.key, tx.custodialTransactionId, (x) => x.final);
     expect(done.status).toBe('confirmed');
+    expect(done.history?.some((h) => h.type === 'submit_failed')).toBe(true);
+    expect(done.history?.some((h) => h.status === 'landed_with_error' || h.status === 'expired')).toBe(false);
   });
 
   it('50 concurrent identical requests with one key sign exactly one upstream transaction', async () => {
