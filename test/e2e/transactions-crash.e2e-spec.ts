@@ -47,19 +47,23 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
     return (await res.json()) as Record<string, unknown>;
   };
   const start = async (extra: Record<string, string> = {}): Promise<ServiceProcess> => {
-    const service = await spawnService({
-      NODE_ENV: 'test',
-      DATABASE_URL: databaseUrl,
-      UPSTREAM_BASE_URL: sandbox.url,
-      UPSTREAM_API_KEY: SANDBOX_KEY,
-      BFF_BOOTSTRAP_API_KEY: adminKey,
-      TX_TRACKER_INTERVAL_MS: '100',
-      TX_LEASE_MS: '2000',
-      TX_RESUBMIT_BASE_DELAY_MS: '100',
-      TX_RESUBMIT_MAX_DELAY_MS: '300',
-      RATE_LIMIT_LISTINGS_WRITE: '100000',
-      ...extra,
-    });
+    const service = await spawnService(
+      {
+        NODE_ENV: 'test',
+        DATABASE_URL: databaseUrl,
+        UPSTREAM_BASE_URL: sandbox.url,
+        UPSTREAM_API_KEY: SANDBOX_KEY,
+        BFF_BOOTSTRAP_API_KEY: adminKey,
+        TX_TRACKER_INTERVAL_MS: '100',
+        TX_LEASE_MS: '2000',
+        TX_RESUBMIT_BASE_DELAY_MS: '100',
+        TX_RESUBMIT_MAX_DELAY_MS: '300',
+        RATE_LIMIT_LISTINGS_WRITE: '100000',
+        ...extra,
+      },
+      // Two services, a sandbox and PostgreSQL share a loaded machine in CI: starting may be slow.
+      90_000,
+    );
     services.push(service);
     return service;
   };
@@ -142,7 +146,7 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
     const second = await start();
     await waitUntil(
       async () => (await rows()).every((r) => r.status !== null && FINAL.includes(r.status)),
-      30_000,
+      60_000,
       200,
     );
     const final = await rows();
@@ -156,7 +160,7 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
     expect(Number((await admin('GET', '/state')).transactions)).toBe(before + 7);
     second.child.kill('SIGTERM');
     expect(await waitForExit(second.child, 15_000)).toBe(0);
-  });
+  }, 180_000);
 
   it('two replicas on one database: each transaction worked by one replica at a time, both working', async () => {
     const replicas = [await start({ TX_TRACKER_BATCH: '1' }), await start({ TX_TRACKER_BATCH: '1' })];
@@ -173,7 +177,7 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
           [ids],
         )
       ).rows[0].n as number;
-    await waitUntil(async () => (await finalOf()) === ids.length, 30_000, 200);
+    await waitUntil(async () => (await finalOf()) === ids.length, 60_000, 200);
     const attempts = (
       await db.query<{ transaction_id: string; actor: string; started_at: Date; at: Date }>(
         `SELECT e.transaction_id, e.actor, e.started_at, e.at FROM ledger_transaction_events e
@@ -189,5 +193,5 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
       // The next attempt on a transaction starts only after the previous one ended (no overlap).
       expect(b.started_at.getTime()).toBeGreaterThanOrEqual(a.at.getTime());
     }
-  });
+  }, 180_000);
 });
