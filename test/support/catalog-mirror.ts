@@ -14,7 +14,7 @@ export interface ComparableEvent {
   raw: string;
 }
 
-const U64_FIELDS = ['event_id', 'ticket_id', 'ask_price_minor'];
+const U64_FIELDS = ['event_id', 'ticket_id', 'ask_price_minor', 'permit_version', 'expires_at'];
 
 /** JSON with sorted keys, u64 identifiers as strings (the mirror's canonical raw). */
 export function canonicalJson(value: unknown): string {
