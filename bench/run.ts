@@ -1,3 +1,4 @@
+import { benchCatalogSync } from './catalog-sync.bench';
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
 import { benchUpstreamWalk } from './upstream-walk.bench';
@@ -5,16 +6,22 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
- * BENCH_LISTINGS sets the dataset size (default 1,000,000). Exits 1 when a target is missed.
+ * BENCH_LISTINGS sets the dataset size (default 1,000,000). `npm run bench -- <suite>…` runs only the named
+ * suites (sandbox, upstream, sync). Exits 1 when a target is missed.
  */
 async function main(): Promise<number> {
   const listings = Number(process.env.BENCH_LISTINGS ?? 1_000_000);
-  const benches: (() => Promise<BenchReport>)[] = [
-    () => benchSandbox(listings),
-    () => benchUpstreamWalk(Math.min(listings, 200_000)),
-  ];
+  const suites: Record<string, () => Promise<BenchReport>> = {
+    sandbox: () => benchSandbox(listings),
+    upstream: () => benchUpstreamWalk(Math.min(listings, 200_000)),
+    sync: () => benchCatalogSync(listings),
+  };
+  const selected = process.argv.slice(2);
+  const unknown = selected.filter((name) => !(name in suites));
+  if (unknown.length > 0) throw new Error(`unknown bench suite(s): ${unknown.join(', ')}`);
+  const benches = (selected.length > 0 ? selected : Object.keys(suites)).map((name) => suites[name]);
   let ok = true;
-  for (const bench of benches) ok = printReport(await bench()) && ok;
+  for (const bench of benches) if (bench) ok = printReport(await bench()) && ok;
   return ok ? 0 : 1;
 }
 
