@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { Agent } from 'node:http';
@@ -86,12 +87,20 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
 async function syncPass(
   pool: Pool,
   upstream: UpstreamClient,
-): Promise<{ pass: SyncPassRecord; seconds: number; peakRssMb: number }> {
+): Promise<{ pass: SyncPassRecord; seconds: number; peakRssMb: number; stages: string }> {
   const config = Object.assign(new SyncConfig(), {
     SYNC_PAGE_SIZE: PAGE_SIZE,
     SYNC_PROGRESS_LOG_MS: 600_000,
   });
-  const quiet = { info: () => {}, warn: () => {}, error: (o: object, m: string) => console.error(m, o) };
+  let stages = '';
+  const quiet = {
+    info: (o: object, m: string) => {
+      if (m === 'sync pass completed')
+        stages = JSON.stringify((o as { stageSeconds?: unknown }).stageSeconds);
+    },
+    warn: () => {},
+    error: (o: object, m: string) => console.error(m, o),
+  };
   (globalThis as { gc?: () => void }).gc?.();
   let peak = process.memoryUsage().rss;
   const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
@@ -118,7 +127,7 @@ async function syncPass(
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   if (pass.status !== 'completed') throw new Error(`sync pass ${pass.status}: ${pass.error}`);
-  return { pass, seconds, peakRssMb: peak / 1024 / 1024 };
+  return { pass, seconds, peakRssMb: peak / 1024 / 1024, stages };
 }
 
 interface MirrorPage {
@@ -243,11 +252,13 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     // 1. Into an empty mirror.
     const empty = await syncPass(pool, upstream);
     // 2. Over the full mirror: 10% of rows differ from the upstream, 1% are gone upstream.
-    await pool.query(`UPDATE listings SET raw = raw || '{"bench_stale": true}' WHERE ticket_id % 10 = 3`);
+    await pool.query(
+      `UPDATE listings SET raw = raw || '{"bench_stale": true}' WHERE abs(hashtext(ticket_id::text)) % 10 = 3`,
+    );
     await pool.query(
       `INSERT INTO listings (event_id, ticket_id, ask_price_minor, raw, first_seen_at, last_seen_at, observed_at)
        SELECT event_id, ticket_id + 10000000000000000000, ask_price_minor, raw, now(), now(), now() - interval '1 day'
-       FROM listings WHERE ticket_id % 100 = 7`,
+       FROM listings WHERE abs(hashtext(ticket_id::text || 'x')) % 100 = 7`,
     );
     await pool.query('VACUUM ANALYZE listings');
     const changed = await syncPass(pool, upstream);
@@ -292,6 +303,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
           'sync over full mirror (10% changed, 1% removed) items/s',
           `${fmt(changedRate)} (${changed.seconds.toFixed(1)} s, ${fmt(changed.pass.upserted)} written, ${fmt(changed.pass.removed)} removed)`,
         ],
+        ['pass stage seconds (empty / full)', `${empty.stages} / ${changed.stages}`],
         ['baseline COPY + merge rows/s (same rows, same indexes)', fmt(copyRate)],
         ['unnest (hand-built arrays) + merge rows/s (same rows)', fmt(unnestRate)],
         ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],
