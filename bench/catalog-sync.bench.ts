@@ -19,7 +19,7 @@ import { SyncPassRepository, type SyncPassRecord } from '../src/catalog-sync/syn
 import { SyncConfig } from '../src/config/sync.config';
 import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres, type RunningPostgres } from '../src/database/embedded-postgres';
-import { httpGet, walkListingsRaw } from '../src/sandbox/sandbox.bench';
+import { httpGet, walkListingsRaw } from './sandbox-walk';
 import { UpstreamClient } from '../src/upstream/upstream.client';
 import { walkStaticPages } from './http-walk';
 import type { BenchReport } from './report';

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import type { FaultRule } from '../../src/sandbox/fault.model';
+import type { FaultRule } from '../../src/sandbox/faults/model';
 import { OffsetClock } from '../../src/sandbox/sandbox.clock';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import {

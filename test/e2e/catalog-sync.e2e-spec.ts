@@ -184,7 +184,7 @@ describe('catalog sync against the in-process sandbox', () => {
       new Promise((resolve) => {
         execFile(
           process.execPath,
-          ['dist/src/catalog-sync/sync-verify.cli.js'],
+          ['dist/src/sync-verify.cli.js'],
           {
             env: {
               PATH: process.env.PATH ?? '',
