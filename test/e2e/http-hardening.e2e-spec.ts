@@ -139,6 +139,23 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
       expect(res.headers['retry-after']).toBe(upstreamCode === 'RATE_LIMITED' ? '3' : undefined);
     });
 
+    // Uncaught, an upstream 4xx answered a request this service built: our fault, not the caller's.
+    it.each(['REJECTED', 'NOT_FOUND', 'CONFLICT'])(
+      "%s is a 502 UPSTREAM_UNAVAILABLE (not the caller's 4xx), logged as a warning",
+      async (upstreamCode) => {
+        const res = await request(t.app.getHttpServer()).get(
+          `/v1/test-fixtures/http/upstream-fails/${upstreamCode}`,
+        );
+        expect([res.status, res.body.error.code]).toEqual([502, 'UPSTREAM_UNAVAILABLE']);
+        expect(res.body.error.details).toEqual({
+          upstream: { operation: 'listUpcomingEvents', code: upstreamCode },
+        });
+        const lines = t.logs.records().filter((r) => r.requestId === res.body.error.requestId);
+        expect(lines.map((l) => l.msg)).toContain('module error answered by the global filter');
+        expect(res.text).not.toContain('secret');
+      },
+    );
+
     it('is logged as a warning without stack or upstream text, never as an unhandled error', async () => {
       const res = await request(t.app.getHttpServer()).get('/v1/test-fixtures/http/upstream-fails/TIMEOUT');
       const lines = t.logs.records().filter((r) => r.requestId === res.body.error.requestId);
