@@ -50,13 +50,13 @@ describe(toOrderResponse.name, () => {
     expect(res).toMatchObject({
       event_id: '18446744073709551615',
       ticket_id: '9007199254740993',
-      expected_price: { minor: '1500000', formatted: '1.5', decimals: 6 },
+      expected_price: { minor: '1500000', amount: '1.5', decimals: 6 },
       final: false,
       failure: null,
       transaction: null,
     });
-    expect(sut(order({ stablecoinDecimals: 2 }), 6).expected_price.formatted).toBe('15000');
-    expect(sut(order(), null).expected_price.formatted).toBeNull();
+    expect(sut(order({ stablecoinDecimals: 2 }), 6).expected_price.amount).toBe('15000');
+    expect(sut(order(), null).expected_price.amount).toBeNull();
   });
 
   it('shows the failure code and reason and the current price of a rejected order', () => {
@@ -67,7 +67,7 @@ describe(toOrderResponse.name, () => {
     expect(res).toMatchObject({
       final: true,
       failure: { code: 'PRICE_CHANGED', reason: 'r' },
-      current_price: { formatted: '7' },
+      current_price: { amount: '7' },
     });
   });
 
@@ -81,14 +81,14 @@ describe(toOrderResponse.name, () => {
     ]);
   });
 
-  it('money: the formatted text reads back to the exact minor amount', () => {
+  it('money: the amount text reads back to the exact minor amount', () => {
     fc.assert(
       fc.property(
         fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
         fc.integer({ min: 0, max: 18 }),
         (minor, decimals) => {
           const view = money(minor, decimals);
-          const [whole = '', fraction = ''] = (view.formatted ?? '').split('.');
+          const [whole = '', fraction = ''] = (view.amount ?? '').split('.');
           expect(BigInt(whole + fraction.padEnd(decimals, '0'))).toBe(minor);
         },
       ),

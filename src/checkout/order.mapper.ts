@@ -18,7 +18,7 @@ export const STATE_MEANING: Record<OrderState, string> = {
 export interface MoneyView {
   minor: string;
   /** Exact decimal text in token units (null while the token's decimals are unknown). */
-  formatted: string | null;
+  amount: string | null;
   decimals: number | null;
 }
 
@@ -50,7 +50,7 @@ export interface OrderResponse {
 export function money(minor: bigint, decimals: number | null): MoneyView {
   return {
     minor: minor.toString(),
-    formatted: decimals === null ? null : formatMinor(minor, decimals),
+    amount: decimals === null ? null : formatMinor(minor, decimals),
     decimals,
   };
 }

@@ -130,7 +130,7 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
       const orders = await Promise.all(
         buys.map((b, i) => postOrder(t.app, client.key, `rand-${i}`, orderBody(b.listing, b.buyer))),
       );
-      const done = await Promise.all(orders.map((o) => waitFinal(t.app, client.key, o.body.id, 40_000)));
+      const done = await Promise.all(orders.map((o) => waitFinal(t.app, client.key, o.body.id, 60_000)));
       // Confirmed ⇔ the ledger moved the ticket and the money exactly once; otherwise nothing moved.
       const outcome = done.map((order, i) => ({
         confirmed: order.state === 'confirmed',
@@ -149,5 +149,5 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
     } finally {
       t.sandbox.admin.clearFaults();
     }
-  });
+  }, 90_000);
 });

@@ -47,7 +47,7 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     expect(res.status).toBe(202);
     expect(res.headers['idempotent-replayed']).toBeUndefined();
     expect(res.body).toMatchObject({ state: 'created', final: false, attempt: 1 });
-    expect(res.body.expected_price).toEqual({ minor: '2500000', formatted: '2.5', decimals: 6 });
+    expect(res.body.expected_price).toEqual({ minor: '2500000', amount: '2.5', decimals: 6 });
 
     const done = await waitFinal(t.app, client.key, res.body.id);
     expect(done).toMatchObject({ state: 'confirmed', final: true, failure: null });
@@ -95,7 +95,7 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     expect(done).toMatchObject({
       state: 'rejected',
       failure: { code: 'PRICE_CHANGED' },
-      current_price: { minor: '3000000', formatted: '3' },
+      current_price: { minor: '3000000', amount: '3' },
     });
     expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
     expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(listing.seller.address);

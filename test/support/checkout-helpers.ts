@@ -35,8 +35,8 @@ export interface OrderBody {
   final: boolean;
   meaning: string;
   attempt: number;
-  expected_price: { minor: string; formatted: string | null; decimals: number | null };
-  current_price: { minor: string; formatted: string | null } | null;
+  expected_price: { minor: string; amount: string | null; decimals: number | null };
+  current_price: { minor: string; amount: string | null } | null;
   failure: { code: string; reason: string } | null;
   transaction: {
     custodial_transaction_id: string;
