@@ -46,7 +46,7 @@ export class CheckoutController {
   @Get()
   @RequireScope('orders:write')
   @ApiOperation({ summary: "The client's orders, newest first (or the one made with ?idempotency_key=)" })
-  @ApiErrorResponse(400, 'VALIDATION_FAILED: limit, cursor or idempotency_key')
+  @ApiResponse({ status: 200, description: '`{ items: [order…], next_cursor }`' })
   list(
     @CurrentClient() client: ClientContext,
     @Query() query: ListOrdersQueryDto,
@@ -57,6 +57,7 @@ export class CheckoutController {
   @Get(':id')
   @RequireScope('orders:write')
   @ApiOperation({ summary: 'One order; ?wait=5s holds the request until its state changes (bounded)' })
+  @ApiResponse({ status: 200, description: 'The order (state, meaning, money, failure, transaction)' })
   @ApiErrorResponse(404, 'NOT_FOUND: no such order for this client')
   get(
     @CurrentClient() client: ClientContext,
