@@ -1,3 +1,4 @@
+import { benchCatalogSync } from './catalog-sync.bench';
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
 import { benchUpstreamWalk } from './upstream-walk.bench';
@@ -5,7 +6,7 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
- * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk). BENCH_LISTINGS sets the dataset
+ * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync). BENCH_LISTINGS sets the dataset
  * size (default 1,000,000). Exits 1 when a target is missed.
  */
 async function main(): Promise<number> {
@@ -13,6 +14,7 @@ async function main(): Promise<number> {
   const suites: Record<string, () => Promise<BenchReport>> = {
     sandbox: () => benchSandbox(listings),
     'upstream-walk': () => benchUpstreamWalk(Math.min(listings, 200_000)),
+    sync: () => benchCatalogSync(listings),
   };
   // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all.
   const selected = process.argv.slice(2);

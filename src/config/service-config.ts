@@ -1,6 +1,7 @@
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
+import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -9,6 +10,7 @@ export interface ServiceConfig {
   app: AppConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  sync: SyncConfig;
   /**
    * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
    * UPSTREAM_BASE_URL points elsewhere.
@@ -26,6 +28,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
+  const sync = load(() => loadSyncConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -36,7 +39,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sandbox };
+  return { app, auth, upstream, sync, sandbox };
 }

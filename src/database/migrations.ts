@@ -1,8 +1,23 @@
 import { CreateU64Domain1763715600000 } from '../../migrations/1763715600000-CreateU64Domain';
 import { CreateApiClients1795253159157 } from '../../migrations/1795253159157-CreateApiClients';
+import { CreateEvents1795355803538 } from '../../migrations/1795355803538-CreateEvents';
+import { CreateListings1795355804444 } from '../../migrations/1795355804444-CreateListings';
+import { CreateSyncPasses1795355805474 } from '../../migrations/1795355805474-CreateSyncPasses';
+import { CreateJobLeases1795355807008 } from '../../migrations/1795355807008-CreateJobLeases';
+import { CreateProtocolConfig1795355807791 } from '../../migrations/1795355807791-CreateProtocolConfig';
+import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
  * service, the migration CLI and the TypeScript test runner. `npm run migration:create` appends here.
  */
-export const MIGRATIONS = [CreateU64Domain1763715600000, CreateApiClients1795253159157];
+export const MIGRATIONS = [
+  CreateU64Domain1763715600000,
+  CreateApiClients1795253159157,
+  CreateEvents1795355803538,
+  CreateListings1795355804444,
+  CreateSyncPasses1795355805474,
+  CreateJobLeases1795355807008,
+  CreateProtocolConfig1795355807791,
+  CreateMirrorGeneration1795355808627,
+];
