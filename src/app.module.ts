@@ -7,10 +7,13 @@ import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
+import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -20,6 +23,8 @@ export interface AppModuleOptions {
   databaseUrl: string;
   logger: Logger;
   auth: AuthConfig;
+  /** Transactions and selling variables (default: every default). */
+  transactions?: TransactionsConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
   /** Catalog sync settings (defaults when omitted). */
@@ -35,7 +40,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.sync),
+        AppConfigModule.forRoot(config, options.sync, options.transactions),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -60,6 +65,8 @@ export class AppModule {
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
+        TransactionsModule,
+        ListingsModule,
         CatalogSyncModule,
         ...(options.extraModules ?? []),
       ],

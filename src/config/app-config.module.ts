@@ -1,19 +1,25 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AppConfig } from './app.config';
 import { SyncConfig } from './sync.config';
+import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
 
-/** Makes the one validated AppConfig (and SyncConfig) instance injectable everywhere. */
+/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig) instances injectable everywhere. */
 @Global()
 @Module({})
 export class AppConfigModule {
-  static forRoot(config: AppConfig, sync: SyncConfig = new SyncConfig()): DynamicModule {
+  static forRoot(
+    config: AppConfig,
+    sync: SyncConfig = new SyncConfig(),
+    transactions: TransactionsConfig = loadTransactionsConfig({}),
+  ): DynamicModule {
     return {
       module: AppConfigModule,
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: SyncConfig, useValue: sync },
+        { provide: TransactionsConfig, useValue: transactions },
       ],
-      exports: [AppConfig, SyncConfig],
+      exports: [AppConfig, SyncConfig, TransactionsConfig],
     };
   }
 }

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
 import { SandboxEnv } from './sandbox.config';
+import { TransactionsConfig } from './transactions.config';
 import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
 import { declaredVariables } from './validate-env';
@@ -17,6 +18,7 @@ describe('.env.example', () => {
     [AuthConfig.name, AuthConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
+    [TransactionsConfig.name, TransactionsConfig],
     [SyncConfig.name, SyncConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));

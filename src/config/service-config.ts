@@ -2,6 +2,7 @@ import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
+import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -10,6 +11,7 @@ export interface ServiceConfig {
   app: AppConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  transactions: TransactionsConfig;
   sync: SyncConfig;
   /**
    * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
@@ -28,6 +30,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
+  const transactions = load(() => loadTransactionsConfig(env));
   const sync = load(() => loadSyncConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
@@ -39,7 +42,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sync || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !transactions || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, sandbox };
+  return { app, auth, upstream, sync, transactions, sandbox };
 }
