@@ -2,8 +2,7 @@ import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
 import { TransactionsConfig } from '../config/transactions.config';
-import type { LedgerTransactionEntity } from '../transactions/ledger-transaction.entity';
-import { TransactionsService } from '../transactions/transactions.service';
+import { TransactionsService, type TransactionRecord } from '../transactions/transactions.service';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { ListTicketV2Params } from '../upstream/upstream.types';
 import type { CancelListingDto, CreateListingDto } from './dto/create-listing.dto';
@@ -14,7 +13,7 @@ import { SellingIntegrator } from './selling.integrator';
 export const REFRESH_EVENT_ON_FINAL = 'listings.refresh-event';
 
 export interface SellingOutcome {
-  record: LedgerTransactionEntity;
+  record: TransactionRecord;
   replayed: boolean;
 }
 
@@ -135,7 +134,7 @@ export class SellingService implements OnModuleInit {
   }
 
   /** Confirmed → refresh that event's listings in the mirror; other final statuses change nothing. */
-  private async refreshAfter(record: LedgerTransactionEntity): Promise<void> {
+  private async refreshAfter(record: TransactionRecord): Promise<void> {
     if (record.status !== 'confirmed') return;
     const params = (record.request as { platformInstructions?: { params?: { event_id?: string }[] } })
       .platformInstructions?.params;

@@ -59,6 +59,9 @@ export interface SubmitOutcome {
 }
 
 /** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
+/** A transaction record as other modules see it (read-only; the entity itself stays inside this module). */
+export type TransactionRecord = Readonly<LedgerTransactionEntity>;
+
 export type FinalHandler = (record: LedgerTransactionEntity) => Promise<void>;
 
 /**
