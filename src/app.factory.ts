@@ -22,6 +22,7 @@ import { HELMET_OPTIONS } from './common/security-headers';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
+import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import { MetricsService } from './metrics/metrics.service';
@@ -40,6 +41,8 @@ export interface CreateAppOptions {
   transactionsConfig?: TransactionsConfig;
   /** Catalog sync settings (SYNC_*); defaults when omitted. */
   syncConfig?: SyncConfig;
+  /** Checkout settings (CHECKOUT_*); defaults when omitted. */
+  checkoutConfig?: CheckoutConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -143,6 +146,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       auth: options.authConfig,
       transactions: options.transactionsConfig,
       sync: options.syncConfig,
+      checkout: options.checkoutConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

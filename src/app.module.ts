@@ -4,9 +4,11 @@ import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
 import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
+import { CheckoutModule } from './checkout/checkout.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import { buildDataSourceOptions } from './database/data-source';
@@ -29,6 +31,8 @@ export interface AppModuleOptions {
   upstream: UpstreamOptions;
   /** Catalog sync settings (defaults when omitted). */
   sync?: SyncConfig;
+  /** Checkout settings (defaults when omitted). */
+  checkout?: CheckoutConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -40,7 +44,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.sync, options.transactions),
+        AppConfigModule.forRoot(config, options.sync, options.transactions, options.checkout),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -68,6 +72,7 @@ export class AppModule {
         TransactionsModule,
         ListingsModule,
         CatalogSyncModule,
+        CheckoutModule,
         ...(options.extraModules ?? []),
       ],
     };

@@ -38,6 +38,7 @@ async function main(): Promise<void> {
       authConfig: configs.auth,
       transactionsConfig: configs.transactions,
       syncConfig: configs.sync,
+      checkoutConfig: configs.checkout,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });
@@ -47,6 +48,8 @@ async function main(): Promise<void> {
         url: await app.getUrl(),
         database: database.embedded ? 'embedded' : 'external',
         upstream: upstream.sandbox ? 'in-process sandbox' : configs.upstream.UPSTREAM_ENVIRONMENT,
+        // The demo sandbox's own address (its /__sandbox admin API is what the README walkthrough uses).
+        ...(upstream.sandbox ? { sandboxUrl: upstream.sandbox.url } : {}),
       },
       'ticket-resale-bff listening',
     );

@@ -1,5 +1,6 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AppConfig } from './app.config';
+import { CheckoutConfig, loadCheckoutConfig } from './checkout.config';
 import { SyncConfig } from './sync.config';
 import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
 
@@ -11,6 +12,7 @@ export class AppConfigModule {
     config: AppConfig,
     sync: SyncConfig = new SyncConfig(),
     transactions: TransactionsConfig = loadTransactionsConfig({}),
+    checkout: CheckoutConfig = loadCheckoutConfig({}),
   ): DynamicModule {
     return {
       module: AppConfigModule,
@@ -18,8 +20,9 @@ export class AppConfigModule {
         { provide: AppConfig, useValue: config },
         { provide: SyncConfig, useValue: sync },
         { provide: TransactionsConfig, useValue: transactions },
+        { provide: CheckoutConfig, useValue: checkout },
       ],
-      exports: [AppConfig, SyncConfig, TransactionsConfig],
+      exports: [AppConfig, SyncConfig, TransactionsConfig, CheckoutConfig],
     };
   }
 }

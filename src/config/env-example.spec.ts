@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
+import { CheckoutConfig } from './checkout.config';
 import { SandboxEnv } from './sandbox.config';
 import { TransactionsConfig } from './transactions.config';
 import { SyncConfig } from './sync.config';
@@ -20,6 +21,7 @@ describe('.env.example', () => {
     [SandboxEnv.name, SandboxEnv],
     [TransactionsConfig.name, TransactionsConfig],
     [SyncConfig.name, SyncConfig],
+    [CheckoutConfig.name, CheckoutConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));
 

@@ -1,5 +1,6 @@
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
+import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
@@ -13,6 +14,7 @@ export interface ServiceConfig {
   upstream: UpstreamConfig;
   transactions: TransactionsConfig;
   sync: SyncConfig;
+  checkout: CheckoutConfig;
   /**
    * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
    * UPSTREAM_BASE_URL points elsewhere.
@@ -32,6 +34,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const upstream = load(() => loadUpstreamConfig(env));
   const transactions = load(() => loadTransactionsConfig(env));
   const sync = load(() => loadSyncConfig(env));
+  const checkout = load(() => loadCheckoutConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -42,7 +45,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sync || !transactions || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !transactions || !checkout || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, transactions, sandbox };
+  return { app, auth, upstream, sync, transactions, checkout, sandbox };
 }

@@ -8,6 +8,8 @@ import { CreateProtocolConfig1795355807791 } from '../../migrations/179535580779
 import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
 import { CreateLedgerTransactions1795355832698 } from '../../migrations/1795355832698-CreateLedgerTransactions';
 import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/1795355833105-CreateLedgerTransactionEvents';
+import { CreateOrders1795357337996 } from '../../migrations/1795357337996-CreateOrders';
+import { CreateOrderSteps1795357340634 } from '../../migrations/1795357340634-CreateOrderSteps';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -24,4 +26,6 @@ export const MIGRATIONS = [
   CreateMirrorGeneration1795355808627,
   CreateLedgerTransactions1795355832698,
   CreateLedgerTransactionEvents1795355833105,
+  CreateOrders1795357337996,
+  CreateOrderSteps1795357340634,
 ];
