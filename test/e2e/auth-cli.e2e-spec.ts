@@ -109,62 +109,66 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
   });
 });
 
-describe('npm run keys with the embedded database, service running or not (e2e)', () => {
-  const dataDirOf = useTempDataDir('bff-keys-');
+describe(
+  'npm run keys with the embedded database, service running or not (e2e)',
+  { timeout: 180_000 },
+  () => {
+    const dataDirOf = useTempDataDir('bff-keys-');
 
-  it('demo key on first start; CLI attaches to the running cluster; CLI alone starts and stops it', async () => {
-    const dataDir = dataDirOf();
-    const env = { DATA_DIR: dataDir };
-    const service = await spawnService(env);
-    try {
-      // Demo admin key: printed once as a plain line, saved 0600, never in a JSON log line.
-      const demoFile = join(dataDir, 'demo-api-key');
-      const demoKey = (await readFile(demoFile, 'utf8')).trim();
-      expect(demoKey).toMatch(API_KEY_PATTERN);
-      expect((await stat(demoFile)).mode & 0o777).toBe(0o600);
-      const lines = service.output().split('\n');
-      expect(lines.filter((l) => l.includes(demoKey))).toHaveLength(1);
-      expect(lines.filter((l) => l.startsWith('{')).some((l) => l.includes(demoKey))).toBe(false);
-      const demoMe = await fetch(`${service.url}/v1/me`, { headers: bearer(demoKey) });
-      expect(await demoMe.json()).toMatchObject({ name: 'demo', scopes: ['admin'] });
+    it('demo key on first start; CLI attaches to the running cluster; CLI alone starts and stops it', async () => {
+      const dataDir = dataDirOf();
+      const env = { DATA_DIR: dataDir };
+      const service = await spawnService(env);
+      try {
+        // Demo admin key: printed once as a plain line, saved 0600, never in a JSON log line.
+        const demoFile = join(dataDir, 'demo-api-key');
+        const demoKey = (await readFile(demoFile, 'utf8')).trim();
+        expect(demoKey).toMatch(API_KEY_PATTERN);
+        expect((await stat(demoFile)).mode & 0o777).toBe(0o600);
+        const lines = service.output().split('\n');
+        expect(lines.filter((l) => l.includes(demoKey))).toHaveLength(1);
+        expect(lines.filter((l) => l.startsWith('{')).some((l) => l.includes(demoKey))).toBe(false);
+        const demoMe = await fetch(`${service.url}/v1/me`, { headers: bearer(demoKey) });
+        expect(await demoMe.json()).toMatchObject({ name: 'demo', scopes: ['admin'] });
 
-      const pgPid = await postmasterPid(join(dataDir, 'postgres'));
-      const created = await keysCli(['create', '--name', 'while-running', '--scopes', 'catalog:read'], env);
-      expect(created.code).toBe(0);
-      const key = keyIn(created.stdout);
-      const me = await fetch(`${service.url}/v1/me`, { headers: bearer(key) });
-      expect(me.status).toBe(200);
-      const { id } = (await me.json()) as { id: string };
-      // The CLI connected to the service's cluster: same postmaster, service still ready.
-      expect(await postmasterPid(join(dataDir, 'postgres'))).toBe(pgPid);
-      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+        const pgPid = await postmasterPid(join(dataDir, 'postgres'));
+        const created = await keysCli(['create', '--name', 'while-running', '--scopes', 'catalog:read'], env);
+        expect(created.code).toBe(0);
+        const key = keyIn(created.stdout);
+        const me = await fetch(`${service.url}/v1/me`, { headers: bearer(key) });
+        expect(me.status).toBe(200);
+        const { id } = (await me.json()) as { id: string };
+        // The CLI connected to the service's cluster: same postmaster, service still ready.
+        expect(await postmasterPid(join(dataDir, 'postgres'))).toBe(pgPid);
+        expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
 
-      expect((await keysCli(['revoke', id], env)).code).toBe(0);
-      await waitUntil(
-        async () => (await fetch(`${service.url}/v1/me`, { headers: bearer(key) })).status === 401,
-        5000,
-      );
-      expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
-    } finally {
-      service.child.kill('SIGTERM');
-      expect(await waitForExit(service.child, 10_000)).toBe(0);
-    }
+        expect((await keysCli(['revoke', id], env)).code).toBe(0);
+        await waitUntil(
+          async () => (await fetch(`${service.url}/v1/me`, { headers: bearer(key) })).status === 401,
+          5000,
+        );
+        expect((await fetch(`${service.url}/health/ready`)).status).toBe(200);
+      } finally {
+        service.child.kill('SIGTERM');
+        expect(await waitForExit(service.child, 10_000)).toBe(0);
+      }
 
-    // Service stopped: the CLI starts the cluster for itself and stops it again.
-    const listed = await keysCli(['list', '--json'], env);
-    expect(listed.code).toBe(0);
-    const names = (JSON.parse(listed.stdout) as { name: string }[]).map((r) => r.name).sort();
-    expect(names).toEqual(['demo', 'while-running']);
-    const leftover = await postmasterPid(join(dataDir, 'postgres'));
-    expect(leftover === null || !isRunning(leftover)).toBe(true);
+      // Service stopped: the CLI starts the cluster for itself and stops it again.
+      const listed = await keysCli(['list', '--json'], env);
+      expect(listed.code).toBe(0);
+      const names = (JSON.parse(listed.stdout) as { name: string }[]).map((r) => r.name).sort();
+      expect(names).toEqual(['demo', 'while-running']);
+      const leftover = await postmasterPid(join(dataDir, 'postgres'));
+      expect(leftover === null || !isRunning(leftover)).toBe(true);
 
-    // A second start does not print (or replace) the demo key.
-    const again = await spawnService(env);
-    try {
-      expect(again.output()).not.toContain('Demo admin API key');
-    } finally {
-      again.child.kill('SIGTERM');
-      expect(await waitForExit(again.child, 10_000)).toBe(0);
-    }
-  });
-});
+      // A second start does not print (or replace) the demo key.
+      const again = await spawnService(env);
+      try {
+        expect(again.output()).not.toContain('Demo admin API key');
+      } finally {
+        again.child.kill('SIGTERM');
+        expect(await waitForExit(again.child, 10_000)).toBe(0);
+      }
+    });
+  },
+);

@@ -11,7 +11,8 @@ import {
 } from '../support/service-process';
 import { waitUntil } from '../support/wait';
 
-describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () => {
+// Each test starts the service (and one runs `npm start`, which builds first): minutes on a loaded machine.
+describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { timeout: 180_000 }, () => {
   const dataDirOf = useTempDataDir('bff-proc-');
 
   it('exits non-zero and names every invalid variable', () => {
@@ -52,7 +53,7 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', () =
 
   it('`npm start` hands SIGTERM to the service: npm exits 0, nothing left running', async () => {
     const dataDir = dataDirOf();
-    const viaNpm = await spawnService({ DATA_DIR: dataDir }, 60_000, ['npm', 'start', '--silent']);
+    const viaNpm = await spawnService({ DATA_DIR: dataDir }, 150_000, ['npm', 'start', '--silent']);
     expect((await fetch(`${viaNpm.url}/health/ready`)).status).toBe(200);
     const pgPid = await postmasterPid(join(dataDir, 'postgres'));
     viaNpm.child.kill('SIGTERM');
