@@ -22,6 +22,9 @@ import { HELMET_OPTIONS } from './common/security-headers';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
+import type { CheckoutConfig } from './config/checkout.config';
+import type { TransactionsConfig } from './config/transactions.config';
+import type { SyncConfig } from './config/sync.config';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { upstreamToAppError } from './upstream/upstream-error.mapper';
@@ -35,6 +38,11 @@ export interface CreateAppOptions {
   /** Resolved upstream address and key plus tuning; its logger defaults to a child of the app's. */
   upstream: UpstreamOptions;
   authConfig: AuthConfig;
+  transactionsConfig?: TransactionsConfig;
+  /** Catalog sync settings (SYNC_*); defaults when omitted. */
+  syncConfig?: SyncConfig;
+  /** Checkout settings (CHECKOUT_*); defaults when omitted. */
+  checkoutConfig?: CheckoutConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -136,6 +144,9 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       databaseUrl: options.databaseUrl,
       logger,
       auth: options.authConfig,
+      transactions: options.transactionsConfig,
+      sync: options.syncConfig,
+      checkout: options.checkoutConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

@@ -3,12 +3,19 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
+import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
+import { CheckoutModule } from './checkout/checkout.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { CheckoutConfig } from './config/checkout.config';
+import type { TransactionsConfig } from './config/transactions.config';
+import type { SyncConfig } from './config/sync.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
+import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -18,8 +25,14 @@ export interface AppModuleOptions {
   databaseUrl: string;
   logger: Logger;
   auth: AuthConfig;
+  /** Transactions and selling variables (default: every default). */
+  transactions?: TransactionsConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
+  /** Catalog sync settings (defaults when omitted). */
+  sync?: SyncConfig;
+  /** Checkout settings (defaults when omitted). */
+  checkout?: CheckoutConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -31,7 +44,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config),
+        AppConfigModule.forRoot(config, options.transactions, options.sync, options.checkout),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -56,6 +69,10 @@ export class AppModule {
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
+        TransactionsModule,
+        ListingsModule,
+        CatalogSyncModule,
+        CheckoutModule,
         ...(options.extraModules ?? []),
       ],
     };

@@ -32,6 +32,9 @@ async function main(): Promise<void> {
     const { app, logger } = await createApp({
       config,
       authConfig: configs.auth,
+      transactionsConfig: configs.transactions,
+      syncConfig: configs.sync,
+      checkoutConfig: configs.checkout,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

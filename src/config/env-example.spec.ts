@@ -2,7 +2,10 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
+import { CheckoutConfig } from './checkout.config';
 import { SandboxEnv } from './sandbox.config';
+import { TransactionsConfig } from './transactions.config';
+import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
 import { declaredVariables } from './validate-env';
 
@@ -16,6 +19,9 @@ describe('.env.example', () => {
     [AuthConfig.name, AuthConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
+    [TransactionsConfig.name, TransactionsConfig],
+    [SyncConfig.name, SyncConfig],
+    [CheckoutConfig.name, CheckoutConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));
 

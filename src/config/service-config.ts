@@ -1,7 +1,10 @@
 import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
+import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
 import { loadSandboxOptions } from './sandbox.config';
+import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
+import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -10,6 +13,9 @@ export interface ServiceConfig {
   app: AppConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  transactions: TransactionsConfig;
+  sync: SyncConfig;
+  checkout: CheckoutConfig;
   /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
   sandbox: SandboxOptions;
 }
@@ -24,6 +30,9 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
+  const transactions = load(() => loadTransactionsConfig(env));
+  const sync = load(() => loadSyncConfig(env));
+  const checkout = load(() => loadCheckoutConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -34,7 +43,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !transactions || !sync || !checkout || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sandbox };
+  return { app, auth, upstream, transactions, sync, checkout, sandbox };
 }

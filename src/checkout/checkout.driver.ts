@@ -1,0 +1,450 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
+import { AppError } from '../common/app-error';
+import { CheckoutConfig } from '../config/checkout.config';
+import { TransactionsService } from '../transactions/transactions.service';
+import { UpstreamClient } from '../upstream/upstream.client';
+import { UpstreamError } from '../upstream/upstream.error';
+import { batchFromWire, CheckoutIntegrator } from './checkout.integrator';
+import { CheckoutMetrics } from './checkout.metrics';
+import type { OrderFailureCode } from './checkout.errors';
+import { armCrashPoints, crashPoint, type CrashPointName } from './crash-points';
+import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
+import { OrderRepository, type OrderPatch } from './order.repository';
+import { interpretPurchaseStatus } from './purchase-status';
+
+/** After-final handler name the order's ledger transactions carry: wakes the order at once. */
+export const CHECKOUT_ON_FINAL = 'checkout.order';
+
+/** Steps one drive runs before handing the order back (a safety bound; a purchase needs about six). */
+const MAX_STEPS_PER_DRIVE = 16;
+/** Refresh of the mirror after a confirmed order: tries before giving up on it (the order stays confirmed). */
+const MAX_REFRESH_TRIES = 5;
+
+type TxRecord = Awaited<ReturnType<TransactionsService['sign']>>['record'];
+type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
+
+/**
+ * The checkout state machine (docs/checkout.md). A driver holds an order by lease and runs its steps from the
+ * recovery point; every step commits (fenced by lease owner, state and attempt) before the next upstream call,
+ * so any replica can resume after a crash. A step whose upstream outcome is unknown hands the order back with
+ * a backoff and is repeated idempotently: the same derived key for signing, the same bytes for submission,
+ * and a purchase-status lookup before any new attempt.
+ */
+@Injectable()
+export class CheckoutDriver {
+  readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  readonly repo: OrderRepository;
+  private readonly logger = new Logger('Checkout');
+
+  constructor(
+    dataSource: DataSource,
+    private readonly config: CheckoutConfig,
+    private readonly transactions: TransactionsService,
+    private readonly upstream: UpstreamClient,
+    private readonly integrator: CheckoutIntegrator,
+    private readonly catalog: CatalogSyncService,
+    private readonly metrics: CheckoutMetrics,
+  ) {
+    this.repo = new OrderRepository(dataSource);
+    armCrashPoints(config.CHECKOUT_CRASH_POINTS, config.crashPointsAllowed);
+    metrics.registerGauges(() => this.repo.gauges());
+  }
+
+  /** Upstream idempotency key of an attempt: derived from (order, attempt), so every retry reuses it. */
+  upstreamKey(order: Pick<OrderEntity, 'id' | 'clientId' | 'attempt'>): string {
+    return this.transactions.upstreamKeyFor(order.clientId, this.transactionKey(order));
+  }
+
+  /** Claims the order (if free) and drives it; never throws. */
+  async wake(orderId: string): Promise<void> {
+    try {
+      const claimed = await this.repo.claimOne(orderId, this.instanceId, this.config.CHECKOUT_LEASE_MS);
+      if (claimed) await this.drive(claimed);
+    } catch (error) {
+      this.logger.warn({ err: error, orderId }, 'checkout wake-up failed');
+    }
+  }
+
+  /** Runs steps of an order this replica holds until it waits, is final, or loses the lease. */
+  async drive(order: OrderEntity): Promise<void> {
+    let current: OrderEntity | null = order;
+    try {
+      for (let i = 0; i < MAX_STEPS_PER_DRIVE && current; i++) {
+        if (current.recoveryPoint === 'done') return;
+        current = await this.step(current);
+      }
+      if (current) await this.repo.release(current.id, this.instanceId, 0, null);
+    } catch (error) {
+      this.logger.error({ err: error, orderId: order.id }, 'checkout step crashed');
+      const message = error instanceof Error ? error.message : 'step failed';
+      await this.repo
+        .release(order.id, this.instanceId, this.backoff(current ?? order), `INTERNAL: ${message}`)
+        .catch(() => undefined);
+    }
+  }
+
+  /** One step from the recovery point: the committed order to continue with, or null (handed back/fenced). */
+  private step(order: OrderEntity): Promise<OrderEntity | null> {
+    const steps: Record<OrderEntity['recoveryPoint'], (o: OrderEntity) => Promise<OrderEntity | null>> = {
+      revalidate: (o) => this.revalidate(o),
+      sign: (o) => this.sign(o),
+      submit: (o) => this.submit(o),
+      track: (o) => this.track(o),
+      lookup: (o) => this.lookup(o),
+      refresh: (o) => this.refresh(o),
+      done: () => Promise.resolve(null),
+    };
+    return steps[order.recoveryPoint](order);
+  }
+
+  private async revalidate(order: OrderEntity): Promise<OrderEntity | null> {
+    crashPoint('before_revalidate');
+    let outcome;
+    try {
+      outcome = await this.integrator.revalidate({
+        eventId: order.eventId,
+        ticketId: order.ticketId,
+        expectedPriceMinor: order.expectedPriceMinor,
+        buyerAddress: order.buyerAddress,
+        requestId: order.requestId,
+      });
+    } catch (error) {
+      const age = Date.now() - order.attemptStartedAt.getTime();
+      if (age > this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS)
+        return this.finish(
+          order,
+          'failed',
+          'UPSTREAM_UNAVAILABLE',
+          `The listing could not be checked: ${describe(error)}`,
+        );
+      return this.retryLater(order, error);
+    }
+    crashPoint('after_revalidate');
+    if (outcome.kind === 'gone')
+      return this.finish(order, 'rejected', 'LISTING_GONE', 'The listing is no longer active');
+    if (outcome.kind === 'restricted')
+      return this.finish(
+        order,
+        'rejected',
+        'LISTING_RESTRICTED',
+        'The listing is reserved for another buyer',
+      );
+    if (outcome.kind === 'price_changed')
+      return this.finish(
+        order,
+        'rejected',
+        'PRICE_CHANGED',
+        `The price changed from ${order.expectedPriceMinor} to ${outcome.currentPriceMinor} (minor units)`,
+        { currentPriceMinor: outcome.currentPriceMinor },
+      );
+    return this.commit(order, 'revalidated', {
+      state: 'revalidated',
+      recoveryPoint: 'sign',
+      batch: outcome.batch,
+      stablecoinDecimals: outcome.decimals,
+    });
+  }
+
+  private async sign(order: OrderEntity): Promise<OrderEntity | null> {
+    let current: OrderEntity | null = order;
+    if (order.state !== 'signing') {
+      current = await this.commit(order, 'signing', {
+        state: 'signing',
+        upstreamIdempotencyKey: this.upstreamKey(order),
+      });
+      if (!current) return null;
+    }
+    if (!current.batch) throw new Error('order in signing without a batch');
+    crashPoint('before_sign');
+    let record: TxRecord;
+    try {
+      ({ record } = await this.transactions.sign({
+        clientId: current.clientId,
+        idempotencyKey: this.transactionKey(current),
+        upstreamIdempotencyKey: current.upstreamIdempotencyKey ?? this.upstreamKey(current),
+        kind: 'user',
+        subject: current.buyerSubject,
+        batch: batchFromWire(current.batch),
+        requestId: current.requestId ?? undefined,
+        onFinal: CHECKOUT_ON_FINAL,
+      }));
+    } catch (error) {
+      // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.finish(current, 'failed', 'SIGNING_REJECTED', error.message);
+      return this.retryLater(current, error);
+    }
+    crashPoint('after_sign');
+    return this.commit(current, 'signed', {
+      state: 'signed',
+      recoveryPoint: 'submit',
+      transactionRecordId: record.id,
+      custodialTransactionId: record.custodialTransactionId,
+      // The ledger's id of a transaction is its first signature, the fee payer's.
+      transactionSignature: record.feePayerSignature,
+    });
+  }
+
+  private async submit(order: OrderEntity): Promise<OrderEntity | null> {
+    crashPoint('before_submit');
+    let record: TxRecord;
+    try {
+      ({ record } = await this.transactions.submit(
+        order.custodialTransactionId ?? '',
+        order.clientId,
+        order.requestId ?? undefined,
+      ));
+    } catch (error) {
+      // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.commit(
+          order,
+          'submitted',
+          { state: 'submitted', recoveryPoint: 'lookup' },
+          error.message,
+        );
+      return this.retryLater(order, error);
+    }
+    crashPoint('after_submit');
+    const committed = await this.commit(order, 'submitted', {
+      state: 'submitted',
+      recoveryPoint: 'track',
+      upstreamStatus: record.status,
+    });
+    return (
+      committed && (record.finalAt ? this.onLedgerStatus(committed, record) : this.waitForLedger(committed))
+    );
+  }
+
+  /** Reads the ledger transaction; not final yet → re-sends the same bytes (safe) to learn its status. */
+  private async track(order: OrderEntity): Promise<OrderEntity | null> {
+    const [stored] = await this.transactions.findByIds(
+      order.transactionRecordId ? [order.transactionRecordId] : [],
+    );
+    if (!stored) throw new Error('order without its ledger transaction');
+    if (stored.finalAt) return this.onLedgerStatus(order, stored);
+    crashPoint('before_submit');
+    let record: TxRecord;
+    try {
+      ({ record } = await this.transactions.submit(
+        order.custodialTransactionId ?? '',
+        order.clientId,
+        order.requestId ?? undefined,
+      ));
+    } catch (error) {
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
+      return this.retryLater(order, error);
+    }
+    crashPoint('after_submit');
+    return record.finalAt ? this.onLedgerStatus(order, record) : this.waitForLedger(order);
+  }
+
+  private waitForLedger(order: OrderEntity): Promise<null> {
+    return this.repo
+      .release(order.id, this.instanceId, this.config.CHECKOUT_TRACK_POLL_MS, null)
+      .then(() => null);
+  }
+
+  /** A final submission status: only `confirmed` completes an order. */
+  private onLedgerStatus(order: OrderEntity, record: TxRecord): Promise<OrderEntity | null> {
+    const status = record.status;
+    if (status === 'confirmed')
+      return this.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
+    if (status === 'landed_with_error')
+      return this.finish(
+        order,
+        'landed_with_error',
+        'LANDED_WITH_ERROR',
+        record.failureReason ?? 'landed with error',
+        {
+          upstreamStatus: 'landed_with_error',
+        },
+      );
+    if (status === 'expired')
+      return this.commit(order, 'expired', {
+        state: 'expired',
+        recoveryPoint: 'lookup',
+        upstreamStatus: 'expired',
+      });
+    return this.waitForLedger(order);
+  }
+
+  /**
+   * Before any new attempt: the purchase status by this attempt's key. Explicit `confirmed` or
+   * `landed_with_error` decides the order; explicit `expired` (or no purchase by that key) allows attempt n+1;
+   * anything else (empty, unknown, still processing) decides nothing and is asked again later.
+   */
+  private async lookup(order: OrderEntity): Promise<OrderEntity | null> {
+    const key = order.upstreamIdempotencyKey ?? this.upstreamKey(order);
+    crashPoint('before_purchase_status');
+    let verdict;
+    try {
+      verdict = interpretPurchaseStatus(
+        await this.upstream.getPurchaseStatus(key, { requestId: order.requestId ?? undefined }),
+        key,
+      );
+    } catch (error) {
+      if (!(error instanceof UpstreamError && error.code === 'NOT_FOUND' && !error.outcomeUnknown))
+        return this.retryLater(order, error);
+      verdict = 'none' as const;
+    }
+    crashPoint('after_purchase_status');
+    if (verdict === 'pending' || verdict === 'unknown')
+      return this.retryLater(order, new Error(`purchase status says nothing final (${verdict})`));
+    if (verdict === 'confirmed')
+      return this.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
+    if (verdict === 'landed_with_error')
+      return this.finish(order, 'landed_with_error', 'LANDED_WITH_ERROR', 'The ledger refused the purchase', {
+        upstreamStatus: 'landed_with_error',
+      });
+    // expired, or no purchase was ever made with this key: the attempt can no longer land.
+    if (order.attempt >= this.config.CHECKOUT_MAX_ATTEMPTS)
+      return this.finish(
+        order,
+        'failed',
+        'ATTEMPTS_EXHAUSTED',
+        `No attempt of ${order.attempt} reached the ledger in time`,
+      );
+    return this.commit(
+      order,
+      'new_attempt',
+      {
+        state: 'expired',
+        recoveryPoint: 'revalidate',
+        attempt: order.attempt + 1,
+        previousAttempts: [
+          ...order.previousAttempts,
+          {
+            attempt: order.attempt,
+            upstream_idempotency_key: key,
+            custodial_transaction_id: order.custodialTransactionId,
+            transaction_signature: order.transactionSignature,
+            upstream_status: order.upstreamStatus ?? 'expired',
+          },
+        ],
+        batch: null,
+        upstreamIdempotencyKey: null,
+        transactionRecordId: null,
+        custodialTransactionId: null,
+        transactionSignature: null,
+        upstreamStatus: null,
+      },
+      `purchase status: ${verdict}`,
+    );
+  }
+
+  private async refresh(order: OrderEntity): Promise<OrderEntity | null> {
+    crashPoint('before_refresh');
+    try {
+      await this.catalog.refreshEvent(order.eventId);
+    } catch (error) {
+      if (order.stepFailures + 1 < MAX_REFRESH_TRIES) return this.retryLater(order, error);
+      return this.commit(
+        order,
+        'final',
+        { recoveryPoint: 'done' },
+        `mirror refresh abandoned: ${describe(error)}`,
+        'mirror_refresh_abandoned',
+      );
+    }
+    crashPoint('after_refresh');
+    return this.commit(order, 'final', { recoveryPoint: 'done' }, null, 'mirror_refreshed');
+  }
+
+  private finish(
+    order: OrderEntity,
+    state: OrderState,
+    code: OrderFailureCode | null,
+    reason: string | null,
+    extra: OrderPatch = {},
+  ): Promise<OrderEntity | null> {
+    return this.commit(order, 'final', {
+      ...extra,
+      state,
+      recoveryPoint: state === 'confirmed' ? 'refresh' : 'done',
+      failureCode: code,
+      failureReason: reason,
+    });
+  }
+
+  /** Commits a step (crash points around it), logs one line and observes final states. */
+  private async commit(
+    order: OrderEntity,
+    name: CommitName,
+    patch: OrderPatch,
+    detail: string | null = null,
+    step: string = patch.state ?? name,
+  ): Promise<OrderEntity | null> {
+    crashPoint(`before_commit_${name}` as CrashPointName);
+    const committed = await this.repo.commit(
+      order.id,
+      this.instanceId,
+      { state: order.state, attempt: order.attempt },
+      patch,
+      { step, detail, requestId: order.requestId },
+      this.config.CHECKOUT_LEASE_MS,
+    );
+    crashPoint(`after_commit_${name}` as CrashPointName);
+    if (!committed) {
+      this.logger.warn(
+        { orderId: order.id, requestId: order.requestId, step },
+        'checkout step fenced out (lease lost)',
+      );
+      return null;
+    }
+    this.logger.log(
+      {
+        orderId: committed.id,
+        requestId: committed.requestId,
+        step,
+        state: committed.state,
+        attempt: committed.attempt,
+        recoveryPoint: committed.recoveryPoint,
+        ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
+      },
+      'checkout step',
+    );
+    if (!FINAL_ORDER_STATES.includes(order.state) && FINAL_ORDER_STATES.includes(committed.state))
+      this.metrics.observeFinal(committed);
+    return committed;
+  }
+
+  /** Hands the order back with a backoff (Retry-After honoured); the same step runs again later. */
+  private async retryLater(order: OrderEntity, error: unknown): Promise<null> {
+    const message = describe(error);
+    this.logger.log(
+      { orderId: order.id, requestId: order.requestId, step: order.recoveryPoint, error: message },
+      'checkout step deferred',
+    );
+    await this.repo.release(order.id, this.instanceId, this.backoff(order, error), message);
+    return null;
+  }
+
+  private backoff(order: OrderEntity, error?: unknown): number {
+    const { CHECKOUT_RETRY_BASE_DELAY_MS: base, CHECKOUT_RETRY_MAX_DELAY_MS: max } = this.config;
+    const delay = Math.min(max, base * 2 ** Math.min(20, order.stepFailures));
+    const asked =
+      error instanceof UpstreamError
+        ? (error.retryAfterMs ?? 0)
+        : error instanceof AppError
+          ? (error.retryAfterSeconds ?? 0) * 1000
+          : 0;
+    return Math.max(delay, Math.min(asked, max * 4));
+  }
+
+  private transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): string {
+    return `checkout:${order.id}:${order.attempt}`;
+  }
+}
+
+function describe(error: unknown): string {
+  if (error instanceof UpstreamError)
+    return `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.message}`;
+  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : 'unknown error';
+}

@@ -1,0 +1,55 @@
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { CheckoutConfig } from '../config/checkout.config';
+import { CheckoutDriver } from './checkout.driver';
+
+/**
+ * The recovery worker, on every replica: every CHECKOUT_WORKER_INTERVAL_MS it claims due orders whose lease is
+ * free or expired (FOR UPDATE SKIP LOCKED + a lease, so one replica drives an order at a time) and drives each
+ * from its recovery point. Nothing is held in memory: after a crash the leases expire and any replica resumes.
+ */
+@Injectable()
+export class CheckoutWorker implements OnApplicationBootstrap, OnModuleDestroy {
+  private readonly logger = new Logger(CheckoutWorker.name);
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<unknown> | null = null;
+  private stopped = false;
+
+  constructor(
+    private readonly driver: CheckoutDriver,
+    private readonly config: CheckoutConfig,
+  ) {}
+
+  onApplicationBootstrap(): void {
+    if (this.config.CHECKOUT_WORKER_ENABLED) this.schedule();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.running;
+  }
+
+  /** One pass: claim due orders and drive them. Exposed for tests. */
+  async tick(): Promise<number> {
+    const orders = await this.driver.repo.claimDue(
+      this.driver.instanceId,
+      this.config.CHECKOUT_LEASE_MS,
+      this.config.CHECKOUT_WORKER_BATCH,
+    );
+    await Promise.all(orders.map((order) => this.driver.drive(order)));
+    return orders.length;
+  }
+
+  private schedule(): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.running = this.tick()
+        .catch((error: unknown) => this.logger.warn({ err: error }, 'checkout worker pass failed'))
+        .finally(() => {
+          this.running = null;
+          this.schedule();
+        });
+    }, this.config.CHECKOUT_WORKER_INTERVAL_MS);
+    this.timer.unref();
+  }
+}

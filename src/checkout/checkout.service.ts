@@ -1,0 +1,180 @@
+import { createHash } from 'node:crypto';
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { CheckoutConfig } from '../config/checkout.config';
+import { IDEMPOTENCY_KEY_PATTERN } from '../transactions/idempotency';
+import { TransactionsService } from '../transactions/transactions.service';
+import { CHECKOUT_ON_FINAL, CheckoutDriver } from './checkout.driver';
+import { CheckoutErrors } from './checkout.errors';
+import { crashPoint } from './crash-points';
+import { CheckoutIntegrator } from './checkout.integrator';
+import type { CreateOrderDto } from './dto/create-order.dto';
+import type { OrderEntity } from './order.entity';
+import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+const WAIT_POLL_MS = 50;
+
+export interface CreateOutcome {
+  order: OrderResponse;
+  replayed: boolean;
+}
+
+/**
+ * Orders: create (the order and its key committed before anything goes upstream, then driven at once by this
+ * replica), read with an optional bounded long-poll, look up by key, list. The state machine is CheckoutDriver;
+ * the recovery worker (checkout.scheduler.ts) resumes what a crash or a deferred step left.
+ */
+@Injectable()
+export class CheckoutService implements OnModuleInit {
+  private readonly logger = new Logger(CheckoutService.name);
+
+  constructor(
+    private readonly driver: CheckoutDriver,
+    private readonly config: CheckoutConfig,
+    private readonly integrator: CheckoutIntegrator,
+    private readonly transactions: TransactionsService,
+  ) {}
+
+  onModuleInit(): void {
+    // A ledger transaction of an order became final: resume that order now instead of at its next poll.
+    this.transactions.registerFinalHandler(CHECKOUT_ON_FINAL, async (record) => {
+      const orderId = await this.driver.repo.wakeByTransactionRecord(record.id);
+      if (orderId) void this.driver.wake(orderId);
+    });
+  }
+
+  async create(
+    clientId: string,
+    key: string,
+    dto: CreateOrderDto,
+    requestId?: string,
+  ): Promise<CreateOutcome> {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw CheckoutErrors.badIdempotencyKey();
+    const input = {
+      clientId,
+      idempotencyKey: key,
+      fingerprint: fingerprintOf(dto),
+      requestId: requestId ?? null,
+      buyerSubject: dto.buyer_subject,
+      buyerAddress: dto.buyer_address,
+      eventId: BigInt(dto.event_id),
+      ticketId: BigInt(dto.ticket_id),
+      expectedPriceMinor: BigInt(dto.expected_price_minor),
+    };
+    const c = this.config;
+    crashPoint('before_commit_created');
+    const result = await this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
+      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+    });
+    if (result.kind === 'open_limit')
+      throw CheckoutErrors.openOrdersLimit(c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER);
+    if (result.kind === 'event_limit')
+      throw CheckoutErrors.eventLimit(
+        c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+        c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+      );
+    if (result.kind === 'existing') {
+      if (result.order.fingerprint !== input.fingerprint) throw CheckoutErrors.keyReused();
+      return { order: await this.view(result.order), replayed: true };
+    }
+    this.logger.log(
+      { orderId: result.order.id, requestId, step: 'created', state: 'created', attempt: 1 },
+      'checkout step',
+    );
+    crashPoint('after_commit_created');
+    // Driven by this replica now (it holds the lease); the worker takes over if this process dies.
+    void this.driver.drive(result.order);
+    return { order: await this.view(result.order), replayed: false };
+  }
+
+  /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */
+  async get(clientId: string, id: string, waitMs = 0, withSteps = false): Promise<OrderResponse> {
+    let order = await this.owned(clientId, id);
+    const initial = `${order.state}:${order.attempt}`;
+    const deadline = Date.now() + Math.min(waitMs, this.config.CHECKOUT_MAX_WAIT_MS);
+    while (
+      !isFinalState(order.state) &&
+      `${order.state}:${order.attempt}` === initial &&
+      Date.now() < deadline
+    ) {
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.min(WAIT_POLL_MS, Math.max(1, deadline - Date.now()))),
+      );
+      order = await this.owned(clientId, id);
+    }
+    return this.view(order, withSteps);
+  }
+
+  /** The client's orders, newest first; `idempotencyKey` narrows it to the order made with that key (0 or 1). */
+  async list(
+    clientId: string,
+    limit: number,
+    cursor: string | undefined,
+    idempotencyKey: string | undefined,
+  ): Promise<{ items: OrderResponse[]; next_cursor: string | null }> {
+    if (idempotencyKey !== undefined) {
+      const found = await this.driver.repo.findByKey(clientId, idempotencyKey);
+      return { items: found ? [await this.view(found)] : [], next_cursor: null };
+    }
+    const rows = await this.driver.repo.page(
+      clientId,
+      limit,
+      cursor === undefined ? null : decodeCursor(cursor),
+    );
+    const items = rows.slice(0, limit);
+    const last = items.at(-1);
+    const decimals = await this.integrator.decimals();
+    return {
+      items: items.map((o) => toOrderResponse(o, decimals)),
+      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
+    };
+  }
+
+  /** Parses `?wait=` (`5s`, `500ms`, `5` = seconds); 400 naming `wait` when malformed or too long. */
+  parseWait(wait: string | undefined): number {
+    if (wait === undefined || wait === '') return 0;
+    const match = /^(\d{1,6})(ms|s)?$/.exec(wait);
+    const ms = match ? Number(match[1]) * (match[2] === 'ms' ? 1 : 1000) : NaN;
+    if (!Number.isFinite(ms) || ms > this.config.CHECKOUT_MAX_WAIT_MS)
+      throw CheckoutErrors.badWait(this.config.CHECKOUT_MAX_WAIT_MS);
+    return ms;
+  }
+
+  private async owned(clientId: string, id: string): Promise<OrderEntity> {
+    if (!UUID.test(id)) throw CheckoutErrors.notFound();
+    const order = await this.driver.repo.findOwned(clientId, id);
+    if (!order) throw CheckoutErrors.notFound();
+    return order;
+  }
+
+  private async view(order: OrderEntity, withSteps = false): Promise<OrderResponse> {
+    const decimals = order.stablecoinDecimals ?? (await this.integrator.decimals());
+    return toOrderResponse(order, decimals, withSteps ? await this.driver.repo.steps(order.id) : undefined);
+  }
+}
+
+/** What makes two order requests "the same": buyer, listing and expected price, by value. */
+export function fingerprintOf(dto: CreateOrderDto): string {
+  const canonical = JSON.stringify([
+    dto.buyer_subject,
+    dto.buyer_address,
+    BigInt(dto.event_id).toString(),
+    BigInt(dto.ticket_id).toString(),
+    BigInt(dto.expected_price_minor).toString(),
+  ]);
+  return createHash('sha256').update(canonical, 'utf8').digest('hex');
+}
+
+// Keyset position of the client's list: the last order's id (the query reads its created_at). Always filtered by
+// the caller's client id, so a forged cursor can only move within the caller's own orders.
+function encodeCursor(order: OrderEntity): string {
+  return Buffer.from(order.id, 'utf8').toString('base64url');
+}
+
+function decodeCursor(cursor: string): string {
+  const id = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
+  if (!UUID.test(id)) throw CheckoutErrors.badCursor();
+  return id;
+}

@@ -1,0 +1,353 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import {
+  FINAL_ORDER_STATES,
+  OrderEntity,
+  type OrderState,
+  type OrderStep,
+  type PreviousAttempt,
+  type RecoveryPoint,
+} from './order.entity';
+
+export interface NewOrder {
+  clientId: string;
+  idempotencyKey: string;
+  fingerprint: string;
+  requestId: string | null;
+  buyerSubject: string;
+  buyerAddress: string;
+  eventId: bigint;
+  ticketId: bigint;
+  expectedPriceMinor: bigint;
+}
+
+export interface BuyerLimits {
+  maxOpen: number;
+  maxPerEvent: number;
+  windowSeconds: number;
+}
+
+export type CreateResult =
+  | { kind: 'inserted'; order: OrderEntity }
+  | { kind: 'existing'; order: OrderEntity }
+  | { kind: 'open_limit'; open: number }
+  | { kind: 'event_limit'; count: number };
+
+/** Columns a step may change (property → column). */
+const PATCHABLE = {
+  state: 'state',
+  recoveryPoint: 'recovery_point',
+  attempt: 'attempt',
+  batch: 'batch',
+  stablecoinDecimals: 'stablecoin_decimals',
+  currentPriceMinor: 'current_price_minor',
+  upstreamIdempotencyKey: 'upstream_idempotency_key',
+  transactionRecordId: 'transaction_record_id',
+  custodialTransactionId: 'custodial_transaction_id',
+  transactionSignature: 'transaction_signature',
+  upstreamStatus: 'upstream_status',
+  previousAttempts: 'previous_attempts',
+  failureCode: 'failure_code',
+  failureReason: 'failure_reason',
+} as const;
+
+export type OrderPatch = Partial<{
+  state: OrderState;
+  recoveryPoint: RecoveryPoint;
+  attempt: number;
+  batch: Record<string, unknown> | null;
+  stablecoinDecimals: number | null;
+  currentPriceMinor: bigint | null;
+  upstreamIdempotencyKey: string | null;
+  transactionRecordId: string | null;
+  custodialTransactionId: string | null;
+  transactionSignature: string | null;
+  upstreamStatus: string | null;
+  previousAttempts: PreviousAttempt[];
+  failureCode: string | null;
+  failureReason: string | null;
+}>;
+
+type Row = Record<string, unknown>;
+const u64 = (v: unknown): bigint => BigInt(v as string);
+const u64OrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : BigInt(v as string));
+
+function toEntity(row: Row): OrderEntity {
+  const o = new OrderEntity();
+  o.id = row.id as string;
+  o.clientId = row.client_id as string;
+  o.idempotencyKey = row.idempotency_key as string;
+  o.fingerprint = row.fingerprint as string;
+  o.requestId = row.request_id as string | null;
+  o.buyerSubject = row.buyer_subject as string;
+  o.buyerAddress = row.buyer_address as string;
+  o.eventId = u64(row.event_id);
+  o.ticketId = u64(row.ticket_id);
+  o.expectedPriceMinor = u64(row.expected_price_minor);
+  o.currentPriceMinor = u64OrNull(row.current_price_minor);
+  o.stablecoinDecimals = row.stablecoin_decimals as number | null;
+  o.state = row.state as OrderState;
+  o.recoveryPoint = row.recovery_point as RecoveryPoint;
+  o.attempt = row.attempt as number;
+  o.batch = row.batch as Record<string, unknown> | null;
+  o.upstreamIdempotencyKey = row.upstream_idempotency_key as string | null;
+  o.transactionRecordId = row.transaction_record_id as string | null;
+  o.custodialTransactionId = row.custodial_transaction_id as string | null;
+  o.transactionSignature = row.transaction_signature as string | null;
+  o.upstreamStatus = row.upstream_status as string | null;
+  o.previousAttempts = (row.previous_attempts as PreviousAttempt[] | null) ?? [];
+  o.failureCode = row.failure_code as string | null;
+  o.failureReason = row.failure_reason as string | null;
+  o.stepFailures = row.step_failures as number;
+  o.lastError = row.last_error as string | null;
+  o.nextAttemptAt = row.next_attempt_at as Date | null;
+  o.leaseOwner = row.lease_owner as string | null;
+  o.leaseUntil = row.lease_until as Date | null;
+  o.createdAt = row.created_at as Date;
+  o.attemptStartedAt = row.attempt_started_at as Date;
+  o.finalAt = row.final_at as Date | null;
+  o.updatedAt = row.updated_at as Date;
+  return o;
+}
+
+function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
+  if (value === null || value === undefined) return null;
+  if (key === 'batch' || key === 'previousAttempts') return JSON.stringify(value);
+  if (typeof value === 'bigint') return value.toString();
+  return value;
+}
+
+const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
+const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs => ${param}::float8 / 1000)`;
+
+/**
+ * The only code that reads or writes `orders` and `order_steps`. Hand-written SQL: every step is one
+ * conditional UPDATE fenced by the lease owner and the expected (state, attempt), with its audit row appended
+ * in the same statement, so two drivers can never both commit a step and the audit never disagrees.
+ */
+export class OrderRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private async rows(sql: string, params: unknown[], manager?: EntityManager): Promise<Row[]> {
+    const result = await (manager ?? this.dataSource).query<Row[] | [Row[], number]>(sql, params);
+    // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
+    return Array.isArray(result[0]) ? result[0] : (result as Row[]);
+  }
+
+  private async one(sql: string, params: unknown[], manager?: EntityManager): Promise<OrderEntity | null> {
+    const [row] = await this.rows(sql, params, manager);
+    return row ? toEntity(row) : null;
+  }
+
+  /**
+   * Inserts the order (state `created`, leased by `owner` so the creating replica drives it first) with its
+   * audit row, unless the client already used the key (→ the existing order) or a per-buyer limit is reached.
+   * Serialised per (client, buyer) by an advisory lock so concurrent requests cannot overshoot a limit.
+   */
+  createOrGet(input: NewOrder, owner: string, leaseMs: number, limits: BuyerLimits): Promise<CreateResult> {
+    return this.dataSource.transaction(async (manager) => {
+      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
+        `orders:${input.clientId}:${input.buyerSubject}`,
+      ]);
+      const existing = await this.one(
+        `SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2`,
+        [input.clientId, input.idempotencyKey],
+        manager,
+      );
+      if (existing) return { kind: 'existing', order: existing };
+      const [counts] = await this.rows(
+        `SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
+                count(*) FILTER (WHERE event_id = $3 AND state NOT IN ('rejected', 'failed', 'landed_with_error')
+                  AND created_at > clock_timestamp() - make_interval(secs => $4::float8))::int AS per_event
+         FROM orders WHERE client_id = $1 AND buyer_subject = $2`,
+        [input.clientId, input.buyerSubject, input.eventId.toString(), limits.windowSeconds],
+        manager,
+      );
+      const open = (counts?.open as number) ?? 0;
+      const perEvent = (counts?.per_event as number) ?? 0;
+      if (open >= limits.maxOpen) return { kind: 'open_limit', open };
+      if (perEvent >= limits.maxPerEvent) return { kind: 'event_limit', count: perEvent };
+      const order = await this.one(
+        `WITH ins AS (
+           INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
+             event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
+             next_attempt_at)
+           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'created', 'revalidate', $10, ${LEASE('$11')},
+             ${LEASE('$11')})
+           RETURNING *),
+         ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, actor, request_id)
+                SELECT id, attempt, 'created', state, recovery_point, $10, request_id FROM ins)
+         SELECT * FROM ins`,
+        [
+          input.clientId,
+          input.idempotencyKey,
+          input.fingerprint,
+          input.requestId,
+          input.buyerSubject,
+          input.buyerAddress,
+          input.eventId.toString(),
+          input.ticketId.toString(),
+          input.expectedPriceMinor.toString(),
+          owner,
+          leaseMs,
+        ],
+        manager,
+      );
+      if (!order) throw new Error('order insert returned nothing');
+      return { kind: 'inserted', order };
+    });
+  }
+
+  /**
+   * Commits one step: applies `patch` only if `owner` still holds the lease and the order is still at
+   * (`expect.state`, `expect.attempt`), renews the lease, resets the step's failure count and appends the audit
+   * row. A final state sets `final_at`; `recoveryPoint: 'done'` clears `next_attempt_at` (otherwise it is the
+   * lease's end: the worker's fallback if this driver dies). Null: fenced out.
+   */
+  commit(
+    id: string,
+    owner: string,
+    expect: { state: OrderState; attempt: number },
+    patch: OrderPatch,
+    audit: { step: string; detail?: string | null; requestId?: string | null },
+    leaseMs: number,
+  ): Promise<OrderEntity | null> {
+    const params: unknown[] = [id, owner, expect.state, expect.attempt, leaseMs, audit.step];
+    params.push(audit.detail ?? null, audit.requestId ?? null);
+    const sets: string[] = [];
+    for (const [key, value] of Object.entries(patch) as [keyof typeof PATCHABLE, unknown][]) {
+      params.push(sqlValue(key, value));
+      const cast = key === 'batch' || key === 'previousAttempts' ? '::jsonb' : '';
+      sets.push(`${PATCHABLE[key]} = $${params.length}${cast}`);
+    }
+    return this.one(
+      `WITH up AS (
+         UPDATE orders SET ${sets.map((s) => `${s}, `).join('')}
+           lease_until = ${LEASE('$5')}, step_failures = 0, last_error = NULL,
+           next_attempt_at = ${patch.recoveryPoint === 'done' ? 'NULL' : LEASE('$5')},
+           ${patch.state && FINAL_ORDER_STATES.includes(patch.state) ? 'final_at = COALESCE(final_at, clock_timestamp()),' : ''}
+           ${patch.attempt !== undefined ? 'attempt_started_at = clock_timestamp(),' : ''}
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND lease_owner = $2 AND state = $3 AND attempt = $4
+         RETURNING *),
+       ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor, request_id)
+              SELECT id, attempt, $6, state, recovery_point, $7, $2, $8 FROM up)
+       SELECT * FROM up`,
+      params,
+    );
+  }
+
+  /**
+   * Gives the order back: due again in `delayMs` (for the worker or a wake-up), lease dropped. `error` counts a
+   * failed step (the caller's backoff reads `step_failures`) and is recorded as an audit row.
+   */
+  async release(id: string, owner: string, delayMs: number, error: string | null): Promise<void> {
+    await this.dataSource.query(
+      `WITH up AS (
+         UPDATE orders SET lease_owner = NULL, lease_until = NULL,
+           next_attempt_at = CASE WHEN recovery_point = 'done' THEN NULL ELSE ${LEASE('$3')} END,
+           step_failures = step_failures + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END,
+           last_error = COALESCE($4, last_error), updated_at = clock_timestamp()
+         WHERE id = $1 AND lease_owner = $2 RETURNING *)
+       INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor)
+       SELECT id, attempt, 'retry_scheduled', state, recovery_point, $4, $2 FROM up WHERE $4::text IS NOT NULL`,
+      [id, owner, delayMs, error === null ? null : error.slice(0, 500)],
+    );
+  }
+
+  /** Claims up to `limit` due orders whose lease is free or expired (FOR UPDATE SKIP LOCKED, then a lease). */
+  async claimDue(owner: string, leaseMs: number, limit: number): Promise<OrderEntity[]> {
+    const rows = await this.rows(
+      `UPDATE orders SET lease_owner = $1, lease_until = ${LEASE('$2')}
+       WHERE id IN (
+         SELECT id FROM orders
+         WHERE recovery_point <> 'done' AND next_attempt_at <= clock_timestamp()
+           AND (lease_until IS NULL OR lease_until < clock_timestamp())
+         ORDER BY next_attempt_at LIMIT $3
+         FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [owner, leaseMs, limit],
+    );
+    return rows.map(toEntity);
+  }
+
+  /** Claims one order now (a wake-up) if its lease is free or expired. */
+  claimOne(id: string, owner: string, leaseMs: number): Promise<OrderEntity | null> {
+    return this.one(
+      `UPDATE orders SET lease_owner = $2, lease_until = ${LEASE('$3')}
+       WHERE id = (SELECT id FROM orders WHERE id = $1 AND recovery_point <> 'done'
+                     AND (lease_until IS NULL OR lease_until < clock_timestamp()) FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [id, owner, leaseMs],
+    );
+  }
+
+  /** Makes an order due now (after its ledger transaction became final); returns whether one was found. */
+  async wakeByTransactionRecord(transactionRecordId: string): Promise<string | null> {
+    const [row] = await this.rows(
+      `UPDATE orders SET next_attempt_at = clock_timestamp()
+       WHERE transaction_record_id = $1 AND recovery_point <> 'done' RETURNING id`,
+      [transactionRecordId],
+    );
+    return (row?.id as string | undefined) ?? null;
+  }
+
+  findById(id: string): Promise<OrderEntity | null> {
+    return this.one(`SELECT * FROM orders WHERE id = $1`, [id]);
+  }
+
+  findOwned(clientId: string, id: string): Promise<OrderEntity | null> {
+    return this.one(`SELECT * FROM orders WHERE id = $1 AND client_id = $2`, [id, clientId]);
+  }
+
+  findByKey(clientId: string, key: string): Promise<OrderEntity | null> {
+    return this.one(`SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2`, [clientId, key]);
+  }
+
+  /** The client's orders, newest first, after the order `afterId` (keyset on created_at, id); `limit + 1` rows. */
+  async page(clientId: string, limit: number, afterId: string | null): Promise<OrderEntity[]> {
+    const rows = afterId
+      ? await this.rows(
+          `SELECT o.* FROM orders o, (SELECT created_at, id FROM orders WHERE id = $2 AND client_id = $1) a
+           WHERE o.client_id = $1 AND (o.created_at, o.id) < (a.created_at, a.id)
+           ORDER BY o.created_at DESC, o.id DESC LIMIT $3`,
+          [clientId, afterId, limit + 1],
+        )
+      : await this.rows(
+          `SELECT * FROM orders WHERE client_id = $1 ORDER BY created_at DESC, id DESC LIMIT $2`,
+          [clientId, limit + 1],
+        );
+    return rows.map(toEntity);
+  }
+
+  async steps(orderId: string): Promise<OrderStep[]> {
+    const rows = await this.rows(
+      `SELECT at, attempt, step, state, recovery_point, detail, actor, request_id
+       FROM order_steps WHERE order_id = $1 ORDER BY id`,
+      [orderId],
+    );
+    return rows.map((r) => ({
+      at: r.at as Date,
+      attempt: r.attempt as number,
+      step: r.step as string,
+      state: r.state as OrderState,
+      recoveryPoint: r.recovery_point as RecoveryPoint,
+      detail: r.detail as string | null,
+      actor: r.actor as string,
+      requestId: r.request_id as string | null,
+    }));
+  }
+
+  /** For metrics: orders by state and the oldest non-final order's age. */
+  async gauges(): Promise<{ counts: { state: string; n: number }[]; oldestOpenSeconds: number }> {
+    const counts = await this.rows(`SELECT state, count(*)::int AS n FROM orders GROUP BY state`, []);
+    const [age] = await this.rows(
+      `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at))
+         FILTER (WHERE state NOT IN ${FINAL}), 0)::float8 AS oldest FROM orders`,
+      [],
+    );
+    return {
+      counts: counts.map((c) => ({ state: c.state as string, n: c.n as number })),
+      oldestOpenSeconds: (age?.oldest as number) ?? 0,
+    };
+  }
+}
