@@ -10,6 +10,7 @@ import {
 } from './admin.input';
 import type { SandboxAdmin } from './sandbox.admin';
 import { sendReply, UnreadableBody } from './sandbox.http';
+import { RawJsonNumber } from './raw-json.parser';
 import { LedgerError } from './sandbox.ledger';
 import { ADMIN_KEY_HEADER } from './sandbox.options';
 import { jsonReply, problemReply, type SandboxReply } from './sandbox.reply';
@@ -19,6 +20,18 @@ const digest = (value: string): Buffer => createHash('sha256').update(value).dig
 const big = (value: unknown): unknown => (typeof value === 'bigint' ? value.toString() : value);
 const json = (status: number, value: unknown): SandboxReply =>
   jsonReply(status, JSON.parse(JSON.stringify(value, (_k, v: unknown) => big(v))));
+
+/**
+ * Fault rules through the admin API: the strict body parser keeps fractions (`"rate": 0.05`) as RawJsonNumber
+ * text, which the rule checks would call out of range; rules are operator input, so plain doubles are fine.
+ */
+const plainNumbers = (value: unknown): unknown => {
+  if (value instanceof RawJsonNumber) return Number(value.text);
+  if (Array.isArray(value)) return value.map(plainNumbers);
+  if (typeof value === 'object' && value !== null)
+    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, plainNumbers(v)]));
+  return value;
+};
 
 type AdminHandler = (request: FastifyRequest) => SandboxReply;
 
@@ -111,6 +124,13 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
     if (ticket === undefined) return problemReply(404, 'not_found', 'no such ticket');
     return json(200, { ...ticket, listing: admin.listing(eventId.value, ticketId.value) ?? null });
   });
+  route('GET', '/transactions', (request) => {
+    const query = request.query as Record<string, unknown>;
+    const pick = (name: string): string | undefined =>
+      typeof query[name] === 'string' && query[name] !== '' ? query[name] : undefined;
+    const items = admin.transactions({ instruction: pick('instruction'), state: pick('state') });
+    return json(200, { items });
+  });
   route('GET', '/transactions/:id', (request) => {
     const view = admin.transaction(params(request).id);
     return view === undefined ? problemReply(404, 'not_found', 'no such transaction') : json(200, view);
@@ -118,7 +138,7 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
   route('GET', '/faults', () => json(200, { rules: admin.faults() }));
   route('PUT', '/faults', (request) => {
     const body = readAdminBody(request.body);
-    const parsed = parseFaultRules(body.rules);
+    const parsed = parseFaultRules(plainNumbers(body.rules));
     if (!parsed.ok) return problemReply(400, 'bad_request', 'invalid fault rules', parsed.problems);
     if (body.seed !== undefined && typeof body.seed !== 'string')
       return problemReply(400, 'bad_request', 'seed must be a string');
@@ -126,7 +146,7 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
     return json(200, { rules: admin.faults() });
   });
   route('POST', '/faults', (request) => {
-    const parsed = parseFaultRules([readAdminBody(request.body)]);
+    const parsed = parseFaultRules([plainNumbers(readAdminBody(request.body))]);
     if (!parsed.ok) return problemReply(400, 'bad_request', 'invalid fault rule', parsed.problems);
     admin.addFault(parsed.rules[0]);
     return json(200, { rules: admin.faults() });
