@@ -45,6 +45,8 @@ export interface ChaosReport {
   finalP50Ms: number;
   finalP99Ms: number;
   lastFaultToAllFinalMs: number | null;
+  /** Final states with their failure codes, e.g. `rejected/PRICE_CHANGED: 30` (wrong-price orders included). */
+  outcomes: Record<string, number>;
   // Breaches: every one must be 0.
   duplicatePurchases: number;
   lostOrders: number;
@@ -319,6 +321,7 @@ type AuditFigures = Pick<
   | 'notFinalInTime'
   | 'notAccepted'
   | 'ledgerWithoutOrder'
+  | 'outcomes'
 >;
 
 /**
@@ -371,6 +374,7 @@ export function audit(input: {
     notFinalInTime: 0,
     notAccepted: 0,
     ledgerWithoutOrder: 0,
+    outcomes: {},
   };
   for (const record of records) {
     const { planned } = record;
@@ -396,6 +400,8 @@ export function audit(input: {
       note(`order ${record.accepted.id} (${planned.key}): ${view === null ? '404' : 'no answer'}`);
       continue;
     }
+    const outcome = `${view.state}${view.failure ? `/${view.failure.code}` : ''}${planned.wrongPrice ? ' (wrong price sent)' : ''}`;
+    figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
     if (view.state === 'confirmed') figures.confirmed++;
     else if (view.state === 'rejected') figures.rejected++;
     else if (view.state === 'failed') figures.failed++;
@@ -473,6 +479,9 @@ export function formatChaosReport(r: ChaosReport): string {
     `chaos seed=${r.seed}: ${r.orders} orders, ${r.kills} kill -9 restarts (${r.replicaStarts} replica starts), ${r.faultsInjected} faults injected, ${(r.durationMs / 1000).toFixed(1)} s`,
     `  accepted ${r.accepted}: confirmed ${r.confirmed}, rejected ${r.rejected}, failed ${r.failed}, landed_with_error ${r.landedWithError}; ${r.idempotentRepeats} idempotent repeats`,
     `  time to final while running: p50 ${r.finalP50Ms} ms, p99 ${r.finalP99Ms} ms; last fault → all final: ${r.lastFaultToAllFinalMs === null ? 'NOT REACHED' : `${r.lastFaultToAllFinalMs} ms`}`,
+    `  outcomes: ${Object.entries(r.outcomes)
+      .map(([k, n]) => `${k} ${n}`)
+      .join(', ')}`,
     `  duplicate purchases:                 ${r.duplicatePurchases}`,
     `  lost orders:                         ${r.lostOrders}`,
     `  complete without confirmed:          ${r.completeWithoutConfirmed}`,

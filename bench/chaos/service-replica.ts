@@ -8,6 +8,8 @@ import { freePort, waitUntilHealthy, type Managed, type ProcessGroup } from './p
 export class ServiceReplica {
   proc: Managed | null = null;
   starts = 0;
+  /** How long the last start() took until healthy (ms). */
+  lastStartMs = 0;
 
   private constructor(
     readonly name: string,
@@ -34,15 +36,10 @@ export class ServiceReplica {
 
   /** Starts the process and waits (bounded) until /health/live answers. */
   async start(extraEnv: Record<string, string> = {}, timeoutMs = 60_000): Promise<void> {
-    if (this.up) throw new Error(`${this.name} is already running`);
-    this.starts++;
-    this.proc = this.group.spawn(`${this.name}#${this.starts}`, ['dist/src/main.js'], {
-      ...this.env,
-      ...extraEnv,
-      HOST: '127.0.0.1',
-      PORT: String(this.port),
-    });
-    await waitUntilHealthy(this.proc, `${this.url}/health/live`, timeoutMs);
+    const t0 = Date.now();
+    this.startDetached(extraEnv);
+    await waitUntilHealthy(this.proc as Managed, `${this.url}/health/live`, timeoutMs);
+    this.lastStartMs = Date.now() - t0;
   }
 
   /** Starts the process without waiting for it (a crash-point run may die before it is healthy). */
