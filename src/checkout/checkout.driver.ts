@@ -335,6 +335,7 @@ export class CheckoutDriver {
         upstreamStatus: null,
       },
       `purchase status: ${verdict}`,
+      'new_attempt',
     );
   }
 

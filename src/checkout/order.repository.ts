@@ -341,8 +341,8 @@ export class OrderRepository {
   async gauges(): Promise<{ counts: { state: string; n: number }[]; oldestOpenSeconds: number }> {
     const counts = await this.rows(`SELECT state, count(*)::int AS n FROM orders GROUP BY state`, []);
     const [age] = await this.rows(
-      `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at))
-         FILTER (WHERE state NOT IN ${FINAL}), 0)::float8 AS oldest FROM orders`,
+      `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)
+         FILTER (WHERE state NOT IN ${FINAL})), 0)::float8 AS oldest FROM orders`,
       [],
     );
     return {

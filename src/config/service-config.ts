@@ -1,10 +1,9 @@
-import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
-import { loadSandboxOptions } from './sandbox.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
+import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -16,8 +15,11 @@ export interface ServiceConfig {
   transactions: TransactionsConfig;
   sync: SyncConfig;
   checkout: CheckoutConfig;
-  /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
-  sandbox: SandboxOptions;
+  /**
+   * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
+   * UPSTREAM_BASE_URL points elsewhere.
+   */
+  sandbox: SandboxEnv | Record<string, never>;
 }
 
 /**
@@ -34,7 +36,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const sync = load(() => loadSyncConfig(env));
   const checkout = load(() => loadCheckoutConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
-  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
+  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
     problems.push(
       'UPSTREAM_BASE_URL: must be set when NODE_ENV=production (the in-process sandbox is test money)',

@@ -406,10 +406,10 @@ export class LedgerTransactionRepository {
     );
     const [ages] = await this.dataSource.query<{ oldest: number; lag: number }[]>(
       `SELECT
-         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at)) FILTER (
-           WHERE final_at IS NULL AND (phase = 'signing' OR submitted_at IS NOT NULL) AND tracking_stopped IS NULL), 0)::float8 AS oldest,
-         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at)) FILTER (
-           WHERE next_attempt_at < clock_timestamp()), 0)::float8 AS lag
+         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at) FILTER (
+           WHERE final_at IS NULL AND (phase = 'signing' OR submitted_at IS NOT NULL) AND tracking_stopped IS NULL)), 0)::float8 AS oldest,
+         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at) FILTER (
+           WHERE next_attempt_at < clock_timestamp())), 0)::float8 AS lag
        FROM ledger_transactions`,
     );
     return { counts, oldestOpenSeconds: ages.oldest, trackerLagSeconds: ages.lag };

@@ -4,7 +4,7 @@ import { loadUpstreamConfig, type UpstreamConfig } from '../config/upstream.conf
 import { ConfigValidationError } from '../config/validate-env';
 import { UpstreamClient } from './upstream.client';
 import { upstreamOptionsFromConfig } from './upstream.options';
-import { resolveUpstreamTarget, type UpstreamTarget } from './upstream-target';
+import { resolveUpstreamTarget, type UpstreamTarget } from '../upstream-target';
 
 /** Exit codes of `npm run upstream:check`. */
 export const EXIT_OK = 0;
