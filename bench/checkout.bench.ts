@@ -194,6 +194,14 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       overhead.push(service[service.length - 1] - d);
     }
     const p50 = percentile(overhead, 50);
+    // Where the service's time goes: median time from each committed step to the next (order_steps audit).
+    const steps = await db.query<{ step: string; n: string; p50: string }>(
+      `SELECT step, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50 FROM (
+         SELECT step, id, extract(epoch FROM at - lag(at) OVER (PARTITION BY order_id ORDER BY id)) * 1000 AS d
+         FROM order_steps) s
+       WHERE d IS NOT NULL GROUP BY step ORDER BY min(id)`,
+    );
+    const breakdown = steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`).join(', ');
     return {
       name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms)`,
       rows: [
@@ -206,6 +214,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           `p50 ${ms(percentile(direct, 50))}, p99 ${ms(percentile(direct, 99))}`,
         ],
         ['overhead (paired)', `p50 ${ms(p50)}, p99 ${ms(percentile(overhead, 99))}`],
+        ['median ms from the previous step to', breakdown],
       ],
       targets: [{ what: `overhead p50 ${ms(p50)} < 5 ms`, ok: p50 < 5 }],
     };
