@@ -51,13 +51,21 @@ async function directPurchase(
   buyer: string,
   buyerAddress: string,
   ticketId: string,
+  phases: Record<string, number[]>,
 ): Promise<number> {
   const t0 = performance.now();
+  let mark = t0;
+  const phase = (name: string): void => {
+    const now = performance.now();
+    (phases[name] ??= []).push(now - mark);
+    mark = now;
+  };
   const page = await upstream<{ items: Listing[] }>(
     `${sandboxUrl}/indexer/listings/active?eventId=${EVENT_ID}&limit=1000`,
   );
   const listing = page.items.find((l) => l.ticket_id === ticketId);
   if (!listing) throw new Error(`listing ${ticketId} not found`);
+  phase('read');
   const signed = await upstream<{ signedTransaction: string }>(
     `${sandboxUrl}/wallets/users/${buyer}/signatures`,
     {
@@ -84,6 +92,7 @@ async function directPurchase(
       }),
     },
   );
+  phase('sign');
   const submit = (): Promise<{ status: string | null }> =>
     upstream(`${sandboxUrl}/transactions/submissions`, {
       method: 'POST',
@@ -91,7 +100,11 @@ async function directPurchase(
     });
   for (let i = 0; i < 1000; i++) {
     const { status } = await submit();
-    if (status === 'confirmed') return performance.now() - t0;
+    if (i === 0) phase('submit');
+    if (status === 'confirmed') {
+      phase('landed');
+      return performance.now() - t0;
+    }
     if (status !== 'processing') throw new Error(`direct purchase ended ${status}`);
     await sleep(POLL_MS);
   }
@@ -144,6 +157,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     const service: number[] = [];
     const direct: number[] = [];
     const overhead: number[] = [];
+    const phases: Record<string, number[]> = {};
     let ticket = 0;
     const placeOrder = async (measure: boolean): Promise<void> => {
       ticket++;
@@ -184,12 +198,12 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     for (let i = 0; i < 5; i++) {
       await placeOrder(false);
       ticket++;
-      await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket));
+      await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), {});
     }
     for (let i = 0; i < orders; i++) {
       await placeOrder(true);
       ticket++;
-      const d = await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket));
+      const d = await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), phases);
       direct.push(d);
       overhead.push(service[service.length - 1] - d);
     }
@@ -215,6 +229,12 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
         ],
         ['overhead (paired)', `p50 ${ms(p50)}, p99 ${ms(percentile(overhead, 99))}`],
         ['median ms from the previous step to', breakdown],
+        [
+          'direct: median ms per phase',
+          Object.entries(phases)
+            .map(([name, values]) => `${name} ${percentile(values, 50).toFixed(1)}`)
+            .join(', '),
+        ],
       ],
       targets: [{ what: `overhead p50 ${ms(p50)} < 5 ms`, ok: p50 < 5 }],
     };
