@@ -26,6 +26,7 @@ export class CreateLedgerTransactions1795355832698 implements MigrationInterface
         request jsonb NOT NULL,
         request_id text NULL,
         on_final text NULL,
+        submit_on_sign boolean NOT NULL DEFAULT false,
         phase text NOT NULL CHECK (phase IN ('signing', 'signed', 'sign_rejected')),
         sign_error jsonb NULL,
         custodial_transaction_id text NULL CHECK (custodial_transaction_id ~ '^[0-9a-fA-F]{64}$'),

@@ -44,7 +44,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.transactions, options.sync, options.checkout),
+        AppConfigModule.forRoot(config, options.sync, options.transactions, options.checkout),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,

@@ -25,6 +25,8 @@ export type Mapped<T> = { ok: true; row: T } | { ok: false; reason: SkipReason }
 
 const RFC3339 = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d+)?([Zz]|[+-]\d{2}:\d{2})$/;
 const I64_TEXT = /^-?(0|[1-9][0-9]{0,18})$/;
+/** Other 64-bit integer fields of a listing: stored as decimal strings whichever way they arrived. */
+const INTEGER_FIELDS = ['permit_version', 'expires_at'] as const;
 const I64_MIN = -(2n ** 63n);
 const I64_MAX = 2n ** 63n - 1n;
 
@@ -78,11 +80,16 @@ export function mapEvent(item: UpcomingEvent): Mapped<EventRow> {
 export function mapListing(item: ActiveListing): Mapped<ListingRow> {
   if (item.eventId === null) return { ok: false, reason: 'event_id missing or null' };
   if (item.ticketId === null) return { ok: false, reason: 'ticket_id missing or null' };
-  const raw = rawText(item.raw, {
+  const ids: Record<string, string> = {
     event_id: item.eventId.toString(),
     ticket_id: item.ticketId.toString(),
     ask_price_minor: item.askPriceMinor.toString(),
-  });
+  };
+  for (const field of INTEGER_FIELDS) {
+    const value = item.raw[field];
+    if (typeof value === 'number' && Number.isSafeInteger(value)) ids[field] = String(value);
+  }
+  const raw = rawText(item.raw, ids);
   if (raw === null) return { ok: false, reason: 'unstorable text' };
   return {
     ok: true,

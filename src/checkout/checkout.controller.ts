@@ -46,6 +46,7 @@ export class CheckoutController {
   @Get()
   @RequireScope('orders:write')
   @ApiOperation({ summary: "The client's orders, newest first (or the one made with ?idempotency_key=)" })
+  @ApiErrorResponse(400, 'VALIDATION_FAILED: limit, cursor or idempotency_key')
   list(
     @CurrentClient() client: ClientContext,
     @Query() query: ListOrdersQueryDto,

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
+import { PaginationModule } from '../common/pagination.module';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { CheckoutController } from './checkout.controller';
 import { CheckoutDriver } from './checkout.driver';
@@ -15,7 +16,7 @@ import { OrderEntity } from './order.entity';
  * CheckoutConfig comes from AppConfigModule; UpstreamClient from the global UpstreamModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([OrderEntity]), TransactionsModule, CatalogSyncModule],
+  imports: [TypeOrmModule.forFeature([OrderEntity]), TransactionsModule, CatalogSyncModule, PaginationModule],
   controllers: [CheckoutController],
   providers: [CheckoutService, CheckoutDriver, CheckoutIntegrator, CheckoutMetrics, CheckoutWorker],
   exports: [CheckoutService],

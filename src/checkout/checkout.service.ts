@@ -1,5 +1,7 @@
 import { createHash } from 'node:crypto';
 import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { KeysetCursorCodec } from '../common/keyset-cursor';
+import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
 import { IDEMPOTENCY_KEY_PATTERN } from '../transactions/idempotency';
 import { TransactionsService } from '../transactions/transactions.service';
@@ -9,6 +11,7 @@ import { crashPoint } from './crash-points';
 import { CheckoutIntegrator } from './checkout.integrator';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderEntity } from './order.entity';
+import type { CreateResult, NewOrder } from './order.repository';
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -27,12 +30,14 @@ export interface CreateOutcome {
 @Injectable()
 export class CheckoutService implements OnModuleInit {
   private readonly logger = new Logger(CheckoutService.name);
+  private readonly inFlight = new Map<string, Promise<CreateResult>>();
 
   constructor(
     private readonly driver: CheckoutDriver,
     private readonly config: CheckoutConfig,
     private readonly integrator: CheckoutIntegrator,
     private readonly transactions: TransactionsService,
+    private readonly cursors: KeysetCursorCodec,
   ) {}
 
   onModuleInit(): void {
@@ -62,12 +67,19 @@ export class CheckoutService implements OnModuleInit {
       expectedPriceMinor: BigInt(dto.expected_price_minor),
     };
     const c = this.config;
-    crashPoint('before_commit_created');
-    const result = await this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
-      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
-      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
-      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
-    });
+    // Concurrent requests with one key on this replica share one database round (they would otherwise each
+    // hold a pooled connection while queueing on the buyer's lock); later ones see the stored order first.
+    const flightKey = `${clientId}\n${key}`;
+    let flight = this.inFlight.get(flightKey);
+    const leader = flight === undefined;
+    if (!flight) {
+      flight = this.createOrGet(input);
+      this.inFlight.set(flightKey, flight);
+      void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => undefined);
+    }
+    const shared = await flight;
+    const result =
+      !leader && shared.kind === 'inserted' ? { kind: 'existing' as const, order: shared.order } : shared;
     if (result.kind === 'open_limit')
       throw CheckoutErrors.openOrdersLimit(c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER);
     if (result.kind === 'event_limit')
@@ -87,6 +99,18 @@ export class CheckoutService implements OnModuleInit {
     // Driven by this replica now (it holds the lease); the worker takes over if this process dies.
     void this.driver.drive(result.order);
     return { order: await this.view(result.order), replayed: false };
+  }
+
+  private async createOrGet(input: NewOrder): Promise<CreateResult> {
+    const existing = await this.driver.repo.findByKey(input.clientId, input.idempotencyKey);
+    if (existing) return { kind: 'existing', order: existing };
+    const c = this.config;
+    crashPoint('before_commit_created');
+    return this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
+      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+    });
   }
 
   /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */
@@ -118,18 +142,17 @@ export class CheckoutService implements OnModuleInit {
       const found = await this.driver.repo.findByKey(clientId, idempotencyKey);
       return { items: found ? [await this.view(found)] : [], next_cursor: null };
     }
-    const rows = await this.driver.repo.page(
-      clientId,
-      limit,
-      cursor === undefined ? null : decodeCursor(cursor),
-    );
-    const items = rows.slice(0, limit);
-    const last = items.at(-1);
+    const binding = { sort: 'created_desc', filters: {} };
+    let after: string | null = null;
+    if (cursor !== undefined) {
+      const [id] = this.cursors.decode(cursor, binding);
+      if (typeof id !== 'string' || !UUID.test(id)) throw CheckoutErrors.badCursor();
+      after = id;
+    }
+    const rows = await this.driver.repo.page(clientId, limit, after);
+    const page = keysetPage(rows, limit, (o) => [o.id], this.cursors, binding);
     const decimals = await this.integrator.decimals();
-    return {
-      items: items.map((o) => toOrderResponse(o, decimals)),
-      next_cursor: rows.length > limit && last ? encodeCursor(last) : null,
-    };
+    return { items: page.items.map((o) => toOrderResponse(o, decimals)), next_cursor: page.next_cursor };
   }
 
   /** Parses `?wait=` (`5s`, `500ms`, `5` = seconds); 400 naming `wait` when malformed or too long. */
@@ -165,16 +188,4 @@ export function fingerprintOf(dto: CreateOrderDto): string {
     BigInt(dto.expected_price_minor).toString(),
   ]);
   return createHash('sha256').update(canonical, 'utf8').digest('hex');
-}
-
-// Keyset position of the client's list: the last order's id (the query reads its created_at). Always filtered by
-// the caller's client id, so a forged cursor can only move within the caller's own orders.
-function encodeCursor(order: OrderEntity): string {
-  return Buffer.from(order.id, 'utf8').toString('base64url');
-}
-
-function decodeCursor(cursor: string): string {
-  const id = /^[A-Za-z0-9_-]{1,64}$/.test(cursor) ? Buffer.from(cursor, 'base64url').toString('utf8') : '';
-  if (!UUID.test(id)) throw CheckoutErrors.badCursor();
-  return id;
 }

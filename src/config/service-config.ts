@@ -1,9 +1,9 @@
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
-import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
-import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
+import { loadSyncConfig, type SyncConfig } from './sync.config';
+import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -45,7 +45,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !transactions || !sync || !checkout || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !transactions || !checkout || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, transactions, sync, checkout, sandbox };
+  return { app, auth, upstream, sync, transactions, checkout, sandbox };
 }

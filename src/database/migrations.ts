@@ -1,13 +1,13 @@
 import { CreateU64Domain1763715600000 } from '../../migrations/1763715600000-CreateU64Domain';
 import { CreateApiClients1795253159157 } from '../../migrations/1795253159157-CreateApiClients';
-import { CreateLedgerTransactions1795355832698 } from '../../migrations/1795355832698-CreateLedgerTransactions';
-import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/1795355833105-CreateLedgerTransactionEvents';
 import { CreateEvents1795355803538 } from '../../migrations/1795355803538-CreateEvents';
 import { CreateListings1795355804444 } from '../../migrations/1795355804444-CreateListings';
 import { CreateSyncPasses1795355805474 } from '../../migrations/1795355805474-CreateSyncPasses';
 import { CreateJobLeases1795355807008 } from '../../migrations/1795355807008-CreateJobLeases';
 import { CreateProtocolConfig1795355807791 } from '../../migrations/1795355807791-CreateProtocolConfig';
 import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
+import { CreateLedgerTransactions1795355832698 } from '../../migrations/1795355832698-CreateLedgerTransactions';
+import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/1795355833105-CreateLedgerTransactionEvents';
 import { CreateOrders1795357337996 } from '../../migrations/1795357337996-CreateOrders';
 import { CreateOrderSteps1795357340634 } from '../../migrations/1795357340634-CreateOrderSteps';
 

@@ -1,26 +1,22 @@
-import { Logger, Module } from '@nestjs/common';
+import { Module } from '@nestjs/common';
+import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { TransactionsModule } from '../transactions/transactions.module';
-import { EVENT_REFRESHER, type EventRefresher } from './event-refresher';
+import { EVENT_REFRESHER } from './event-refresher';
 import { SellingController } from './selling.controller';
 import { SellingIntegrator } from './selling.integrator';
 import { SellingService } from './selling.service';
 
-/** Until catalog sync is merged: a refresher that only says the mirror was not refreshed. */
-const pendingCatalogSync: EventRefresher = {
-  refreshEvent(eventId: bigint): Promise<void> {
-    new Logger('ListingsModule').warn(
-      { eventId: eventId.toString() },
-      'catalog sync not wired: mirror not refreshed',
-    );
-    return Promise.resolve();
-  },
-};
-
 /** listings/: the read API over the mirror (added by the read-API work) and selling (list / cancel). */
 @Module({
-  imports: [TransactionsModule],
+  imports: [TransactionsModule, CatalogSyncModule],
   controllers: [SellingController],
-  providers: [SellingService, SellingIntegrator, { provide: EVENT_REFRESHER, useValue: pendingCatalogSync }],
+  providers: [
+    SellingService,
+    SellingIntegrator,
+    // Selling refreshes an event after a confirmed list/cancel through catalog sync's one-event pass.
+    { provide: EVENT_REFRESHER, useExisting: CatalogSyncService },
+  ],
   exports: [SellingService],
 })
 export class ListingsModule {}

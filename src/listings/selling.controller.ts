@@ -49,7 +49,7 @@ export class SellingController {
     await answer(reply, await this.selling.list(client.id, key ?? '', body, request.id));
   }
 
-  @Post(':event_id/:ticket_id/cancel')
+  @Post(':eventId/:ticketId/cancel')
   @RequireScope('listings:write')
   @ApiOperation({
     summary: 'Cancel a listing (cancel_listing_v1) through the seller wallet; 202 with the record',
@@ -65,8 +65,8 @@ export class SellingController {
     @CurrentClient() client: ClientContext,
     @Headers('idempotency-key') key: string | undefined,
     // Parsed here, not as param pipes: the global ValidationPipe refuses a `bigint` metatype.
-    @Param('event_id') eventIdText: string,
-    @Param('ticket_id') ticketIdText: string,
+    @Param('eventId') eventIdText: string,
+    @Param('ticketId') ticketIdText: string,
     @Body() body: CancelListingDto,
     @Req() request: FastifyRequest,
     @Res() reply: FastifyReply,

@@ -122,6 +122,7 @@ export class SellingService implements OnModuleInit {
       batch,
       requestId,
       onFinal: REFRESH_EVENT_ON_FINAL,
+      submitOnSign: true,
     });
     // A replay of a request already submitted: report, do not re-send (the tracker owns it now).
     if (replayed && record.submittedAt) return { record, replayed };

@@ -56,6 +56,10 @@ export class LedgerTransactionEntity {
   @Column({ name: 'on_final', type: 'text', nullable: true })
   onFinal: string | null;
 
+  /** Submit as soon as it is signed, also when the tracker resolves an unknown signing (selling). */
+  @Column({ name: 'submit_on_sign', type: 'boolean' })
+  submitOnSign: boolean;
+
   @Column({ type: 'text' })
   phase: TransactionPhase;
 

@@ -18,6 +18,7 @@ export interface NewLedgerTransaction {
   request: string;
   requestId: string | null;
   onFinal: string | null;
+  submitOnSign: boolean;
 }
 
 type Row = Record<string, unknown>;
@@ -65,9 +66,9 @@ export class LedgerTransactionRepository {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
-           subject, instruction, request, request_id, on_final, phase, sign_attempts, lease_owner, lease_until,
+           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, lease_owner, lease_until,
            next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, 'signing', 1, $11,
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11,
            clock_timestamp() + make_interval(secs => $12::float8 / 1000),
            clock_timestamp() + make_interval(secs => $13::float8 / 1000))
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
@@ -89,6 +90,7 @@ export class LedgerTransactionRepository {
         owner,
         leaseMs,
         retryAfterMs,
+        input.submitOnSign,
       ],
     );
     if (inserted) return { inserted: true, record: inserted };
@@ -390,7 +392,7 @@ export class LedgerTransactionRepository {
   }
 
   /** For metrics: counts by kind/instruction/status (phase when unsigned), and the oldest non-final age. */
-  async gauges(): Promise<{
+  async gauges(signWindowMs: number): Promise<{
     counts: { kind: string; instruction: string; status: string; n: number }[];
     oldestOpenSeconds: number;
     trackerLagSeconds: number;
@@ -407,10 +409,14 @@ export class LedgerTransactionRepository {
     const [ages] = await this.dataSource.query<{ oldest: number; lag: number }[]>(
       `SELECT
          COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at) FILTER (
-           WHERE final_at IS NULL AND (phase = 'signing' OR submitted_at IS NOT NULL) AND tracking_stopped IS NULL)), 0)::float8 AS oldest,
+           WHERE final_at IS NULL AND tracking_stopped IS NULL
+             AND (phase = 'signing' OR submitted_at IS NOT NULL))), 0)::float8 AS oldest,
          COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at) FILTER (
-           WHERE next_attempt_at < clock_timestamp())), 0)::float8 AS lag
+           WHERE next_attempt_at < clock_timestamp()
+             AND (phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000)))),
+           0)::float8 AS lag
        FROM ledger_transactions`,
+      [signWindowMs],
     );
     return { counts, oldestOpenSeconds: ages.oldest, trackerLagSeconds: ages.lag };
   }

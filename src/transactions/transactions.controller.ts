@@ -42,6 +42,7 @@ function SignRoute(kind: WalletKind): MethodDecorator {
       ApiBody({ schema: INSTRUCTION_BATCH_SCHEMA }),
       ApiResponse({ status: 201, description: 'Signed (not submitted): the transaction record' }),
       ApiResponse({ status: 200, description: 'Replay (`Idempotent-Replayed: true`): the stored record' }),
+      ApiErrorResponse(404, 'NOT_FOUND: never for a subject (any non-empty subject is passed upstream)'),
       ApiErrorResponse(409, 'CONFLICT: the first request with this key is still in flight (Retry-After)'),
       ApiErrorResponse(422, 'IDEMPOTENCY_KEY_REUSED (other body) or UPSTREAM_REJECTED (upstream 4xx)'),
       ApiErrorResponse(502, 'UPSTREAM_UNAVAILABLE: outcome unknown, retry with the same key'),

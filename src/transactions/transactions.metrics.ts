@@ -42,7 +42,10 @@ export class TransactionsMetrics {
     let pending: ReturnType<typeof read> | null = null;
     // One query per scrape, shared by the three gauges' collect callbacks.
     const snapshot = (): ReturnType<typeof read> => {
-      pending ??= read().finally(() => setTimeout(() => (pending = null), 50).unref());
+      // A failed read (database down) must not fail the whole scrape: report zeros for this one.
+      pending ??= read()
+        .catch(() => ({ counts: [], oldestOpenSeconds: 0, trackerLagSeconds: 0 }))
+        .finally(() => setTimeout(() => (pending = null), 50).unref());
       return pending;
     };
     const gauges = [

@@ -39,6 +39,11 @@ export interface SignInput {
   upstreamIdempotencyKey?: string;
   /** Name of a handler registered with registerFinalHandler, run (at least once) once the status is final. */
   onFinal?: string;
+  /**
+   * The caller submits right after signing (selling, checkout): stored, so that when the tracker resolves
+   * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
+   */
+  submitOnSign?: boolean;
 }
 
 export interface SignOutcome {
@@ -79,7 +84,7 @@ export class TransactionsService {
   ) {
     this.repo = new LedgerTransactionRepository(dataSource);
     this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
-    metrics.registerGauges(metricsService, () => this.repo.gauges());
+    metrics.registerGauges(metricsService, () => this.repo.gauges(config.TX_SIGN_RESOLVE_WINDOW_MS));
   }
 
   /** The upstream idempotency key for a client's key (deterministic; 48 characters). */
@@ -125,6 +130,7 @@ export class TransactionsService {
         request: canonicalBatchJson(input.batch),
         requestId: input.requestId ?? null,
         onFinal: input.onFinal ?? null,
+        submitOnSign: input.submitOnSign ?? false,
       },
       this.instanceId,
       this.config.TX_LEASE_MS,
@@ -207,9 +213,15 @@ export class TransactionsService {
     try {
       if (record.phase === 'signing') {
         work = 'sign';
-        await this.callSign(record, actor).catch((error: unknown) => {
+        const signed = await this.callSign(record, actor).catch((error: unknown) => {
           result = error instanceof AppError ? error.code : 'error';
+          return null;
         });
+        if (signed?.submitOnSign) {
+          work = 'sign+submit';
+          const outcome = await this.submitRecord(signed, null);
+          result = outcome.record.status ?? 'unknown';
+        }
       } else if (record.finalAt) {
         work = 'on_final';
         result = await this.runFinalHandler(record, actor);

@@ -8,7 +8,7 @@ import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { UpstreamError } from '../../src/upstream/upstream.error';
 import { UpstreamHealthIndicator } from '../../src/upstream/upstream.health';
 import { UpstreamModule } from '../../src/upstream/upstream.module';
-import { runUpstreamCheck } from '../../src/upstream/upstream-check.cli';
+import { runUpstreamCheck } from '../../src/upstream-check.cli';
 import { waitUntil } from '../support/wait';
 import {
   CANARY,

@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { bearer, issueTestKey, type TestClient } from '../support/auth-helpers';
@@ -18,14 +19,27 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
   let n = 0;
   const key = (): string => `sell-${++n}-${Date.now()}`;
 
+  let db: Client;
   beforeAll(async () => {
     t = await startTestApp(ENV, { sandbox: { landingDelayMs: 100 } });
     server = t.app.getHttpServer();
     seller = await issueTestKey(t.app, ['listings:write', 'transactions:write']);
+    db = new Client({ connectionString: t.databaseUrl });
+    await db.connect();
   });
   afterAll(async () => {
+    await db?.end();
     await t?.close();
   });
+
+  /** The mirror's active rows for one event (catalog sync's `listings` table). */
+  const mirrored = async (eventId: bigint): Promise<{ ticket_id: string; ask_price_minor: string }[]> =>
+    (
+      await db.query<{ ticket_id: string; ask_price_minor: string }>(
+        `SELECT ticket_id::text, ask_price_minor::text FROM listings WHERE event_id = $1 AND removed_at IS NULL`,
+        [eventId.toString()],
+      )
+    ).rows;
 
   const listingBody = (
     ticket: { eventId: bigint; ticketId: bigint },
@@ -50,6 +64,10 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
     return (res.body.error.details as { field: string }[]).map((d) => d.field).sort();
   };
 
+  const generation = async (): Promise<string> =>
+    (await db.query<{ g: string }>(`SELECT generation::text AS g FROM mirror_generation`)).rows[0]?.g ??
+    'none';
+
   it('lists a ticket: 202 with the record, confirmed on the ledger with integrator addresses from the protocol config', async () => {
     const ticket = seedTicket(t.sandbox, 'bob', false);
     const res = await list(listingBody(ticket)).expect(202);
@@ -64,6 +82,10 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
       ask_price_minor: '18446744073709551615',
       listing_integrator_authority: t.sandbox.admin.integratorWalletAddress('sandbox-integrator'),
     });
+    // The after-final handler refreshed the event: the listing is in the mirror, price exact.
+    expect(await mirrored(ticket.eventId)).toEqual([
+      { ticket_id: ticket.ticketId.toString(), ask_price_minor: '18446744073709551615' },
+    ]);
 
     const cancel = await request(server)
       .post(`/v1/listings/${ticket.eventId}/${ticket.ticketId}/cancel`)
@@ -76,10 +98,11 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
       server,
       seller.key,
       (cancel.body as TxBody).custodialTransactionId,
-      (x) => x.final,
+      (x) => Boolean(x.final && x.history?.some((h) => h.type === 'on_final')),
     );
     expect(cancelled.status).toBe('confirmed');
     expect(t.sandbox.admin.listing(ticket.eventId, ticket.ticketId)).toBeUndefined();
+    expect(await mirrored(ticket.eventId)).toEqual([]);
   });
 
   it('replays the same listing request with Idempotent-Replayed and signs nothing new', async () => {
@@ -92,21 +115,25 @@ describe('Selling: list and cancel (e2e, against the sandbox)', () => {
     expect(again.headers['idempotent-replayed']).toBe('true');
     expect((again.body as TxBody).custodialTransactionId).toBe(first.custodialTransactionId);
     expect(t.sandbox.admin.stats().transactions).toBe(before);
-    await waitForTx(server, seller.key, first.custodialTransactionId, (x) => x.final);
+    // Until its mirror refresh ran too, so later tests see a quiet mirror.
+    await waitForTx(server, seller.key, first.custodialTransactionId, (x) =>
+      Boolean(x.final && x.history?.some((h) => h.type === 'on_final')),
+    );
   });
 
   it('a listing that fails to land is recorded with its reason and leaves the ledger unchanged', async () => {
     const ticket = seedTicket(t.sandbox, 'carol', false); // owned by carol, listed as bob
+    const before = await generation();
     const res = await list(listingBody(ticket, 'bob')).expect(202);
-    const done = await waitForTx(
-      server,
-      seller.key,
-      (res.body as TxBody).custodialTransactionId,
-      (x) => x.final,
+    const done = await waitForTx(server, seller.key, (res.body as TxBody).custodialTransactionId, (x) =>
+      Boolean(x.final && x.history?.some((h) => h.type === 'on_final')),
     );
     expect(done).toMatchObject({ status: 'landed_with_error' });
     expect(done.failureReason).toContain('seller does not own the ticket');
     expect(t.sandbox.admin.listing(ticket.eventId, ticket.ticketId)).toBeUndefined();
+    // Not confirmed: no refresh, the mirror is unchanged.
+    expect(await mirrored(ticket.eventId)).toEqual([]);
+    expect(await generation()).toBe(before);
   });
 
   it('rejects bad input with 400 naming the field before anything goes upstream', async () => {

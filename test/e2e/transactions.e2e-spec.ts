@@ -17,10 +17,11 @@ const ENV = {
   TX_RESUBMIT_MAX_DELAY_MS: '200',
   TX_LEASE_MS: '1000',
   TX_MAX_PARAMS: '3',
-  // One attempt per upstream call, short timeouts: an injected fault reaches the service as is.
+  // One attempt per upstream call: an injected fault reaches the service as is. Timeouts leave room
+  // for a loaded machine (a hang still ends in a timeout).
   UPSTREAM_MAX_ATTEMPTS: '1',
-  UPSTREAM_SIGN_TIMEOUT_MS: '400',
-  UPSTREAM_SUBMIT_TIMEOUT_MS: '400',
+  UPSTREAM_SIGN_TIMEOUT_MS: '5000',
+  UPSTREAM_SUBMIT_TIMEOUT_MS: '2500',
   UPSTREAM_BREAKER_THRESHOLD: '1000',
   RATE_LIMIT_TRANSACTIONS_WRITE: '100000',
 };
@@ -69,6 +70,14 @@ describe('Transactions (e2e, against the sandbox)', () => {
     expect(done.history?.map((h) => h.type)).toEqual(
       expect.arrayContaining(['created', 'signed', 'submitted']),
     );
+    const metrics = (await request(server).get('/metrics').expect(200)).text;
+    expect(metrics).toMatch(
+      /ledger_transactions\{kind="user",instruction="cancel_listing_v1",status="confirmed"\} [1-9]/,
+    );
+    expect(metrics).toMatch(
+      /ledger_transaction_time_to_final_seconds_count\{[^}]*status="confirmed"\} [1-9]/,
+    );
+    expect(metrics).toContain('ledger_transactions_oldest_open_age_seconds');
   });
 
   it('records landed_with_error with the ledger reason', async () => {
@@ -110,10 +119,13 @@ describe('Transactions (e2e, against the sandbox)', () => {
     const tx = await signed(cancelBody(t.sandbox, 'alice', ticket));
     t.sandbox.admin.addFault({ operation: 'submit', kind: 'hang', times: 1 });
     const res = (await submit(tx.custodialTransactionId).expect(202)).body as TxBody;
-    expect(res).toMatchObject({ status: null, final: false, trackingStopped: null });
-    expect(res.lastError).toMatch(/^TIMEOUT/);
+    // Meanwhile the tracker may already have re-submitted it: whatever it says, never a failure.
+    expect([null, 'processing', 'confirmed']).toContain(res.status);
+    expect(res.trackingStopped).toBeNull();
     const done = await waitForTx(server, client.key, tx.custodialTransactionId, (x) => x.final);
     expect(done.status).toBe('confirmed');
+    expect(done.history?.some((h) => h.type === 'submit_failed')).toBe(true);
+    expect(done.history?.some((h) => h.status === 'landed_with_error' || h.status === 'expired')).toBe(false);
   });
 
   it('50 concurrent identical requests with one key sign exactly one upstream transaction', async () => {
@@ -182,7 +194,13 @@ describe('Transactions (e2e, against the sandbox)', () => {
     expect([502, 504]).toContain(lost.status);
     expect(lost.body.error.message).toContain('same Idempotency-Key');
     expect(t.sandbox.admin.stats().transactions).toBe(before + 1); // it did execute upstream
-    const retry = await signUser(server, client.key, 'alice', k, body).expect(201);
+    // The tracker may be resolving it with the same key right now (409 while it holds the row).
+    let retry = await signUser(server, client.key, 'alice', k, body);
+    for (let i = 0; i < 50 && retry.status === 409; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      retry = await signUser(server, client.key, 'alice', k, body);
+    }
+    expect([200, 201]).toContain(retry.status);
     const tx = retry.body as TxBody;
     expect(t.sandbox.admin.stats().transactions).toBe(before + 1); // nothing signed twice
     expect(t.sandbox.admin.transaction(tx.custodialTransactionId)?.state).toBe('signed');

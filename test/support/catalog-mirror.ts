@@ -14,7 +14,7 @@ export interface ComparableEvent {
   raw: string;
 }
 
-const U64_FIELDS = ['event_id', 'ticket_id', 'ask_price_minor'];
+const U64_FIELDS = ['event_id', 'ticket_id', 'ask_price_minor', 'permit_version', 'expires_at'];
 
 /** JSON with sorted keys, u64 identifiers as strings (the mirror's canonical raw). */
 export function canonicalJson(value: unknown): string {
@@ -144,7 +144,7 @@ export async function passes(databaseUrl: string): Promise<
   return withPg(databaseUrl, async (c) => {
     const { rows } = await c.query(
       `SELECT id::text, resource, status, started_at, finished_at, upserted::text, removed::text, holder, error
-       FROM sync_passes ORDER BY id`,
+       FROM sync_passes ORDER BY sync_passes.id`,
     );
     return rows as never;
   });

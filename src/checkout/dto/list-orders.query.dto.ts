@@ -1,23 +1,9 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Length, Max, MaxLength, Min } from 'class-validator';
+import { IsOptional, IsString, Length, MaxLength } from 'class-validator';
+import { PageQueryDto } from '../../common/dto/page-query.dto';
 
-/** `GET /v1/orders`: keyset page of the client's orders, or the one order made with `idempotency_key`. */
-export class ListOrdersQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: 100, default: 20 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(100)
-  limit: number = 20;
-
-  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page' })
-  @IsOptional()
-  @IsString()
-  @MaxLength(128)
-  cursor?: string;
-
+/** `GET /v1/orders`: keyset page of the client's orders (newest first), or the one made with `idempotency_key`. */
+export class ListOrdersQueryDto extends PageQueryDto {
   @ApiPropertyOptional({ description: 'The Idempotency-Key the order was created with' })
   @IsOptional()
   @IsString()

@@ -11,7 +11,9 @@ import { LedgerError } from '../ledger/ledger';
 export function churnInventory(core: SandboxCore, count: number, rng: SeededRandom, nowMs: number): void {
   const { ledger, keys } = core;
   const size = ledger.counts().listings;
-  for (let removed = 0, attempts = 0; removed < count && attempts < count * 20 && size > 0; attempts++) {
+  // Random probes, bounded: a sparse ledger may have fewer live listings than `count`.
+  const maxAttempts = size > 0 ? count * 20 : 0;
+  for (let removed = 0, attempts = 0; removed < count && attempts < maxAttempts; attempts++) {
     const seq = rng.int(size);
     if (ledger.isListingLive(seq, nowMs)) {
       ledger.closeListing(seq);

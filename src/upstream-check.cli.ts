@@ -1,10 +1,10 @@
 import 'reflect-metadata';
 import pino from 'pino';
-import { loadUpstreamConfig, type UpstreamConfig } from '../config/upstream.config';
-import { ConfigValidationError } from '../config/validate-env';
-import { UpstreamClient } from './upstream.client';
-import { upstreamOptionsFromConfig } from './upstream.options';
-import { resolveUpstreamTarget, type UpstreamTarget } from '../upstream-target';
+import { loadUpstreamConfig, type UpstreamConfig } from './config/upstream.config';
+import { ConfigValidationError } from './config/validate-env';
+import { UpstreamClient } from './upstream/upstream.client';
+import { upstreamOptionsFromConfig } from './upstream/upstream.options';
+import { resolveUpstreamTarget, type UpstreamTarget } from './upstream-target';
 
 /** Exit codes of `npm run upstream:check`. */
 export const EXIT_OK = 0;

@@ -1,0 +1,181 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataSource } from 'typeorm';
+import { CheckoutDriver } from '../../src/checkout/checkout.driver';
+import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
+import { CheckoutWorker } from '../../src/checkout/checkout.scheduler';
+import { TransactionsService } from '../../src/transactions/transactions.service';
+import { UpstreamClient } from '../../src/upstream/upstream.client';
+import { issueTestKey, type TestClient } from '../support/auth-helpers';
+import { CHECKOUT_TEST_ENV, getOrder, market, ownerOf, type OrderBody } from '../support/checkout-helpers';
+import { startTestApp, type TestApp } from '../support/test-app';
+import { waitUntil } from '../support/wait';
+
+/**
+ * A crashed process leaves orders at a recovery point with a lease that nobody renews. These rows are written
+ * as such a process would have left them (its upstream calls made, its next commit missing); the recovery
+ * worker (driven tick by tick here, its timer off) must finish each with exactly one purchase.
+ */
+describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
+  let t: TestApp;
+  let client: TestClient;
+  let db: DataSource;
+  let n = 0;
+
+  beforeAll(async () => {
+    t = await startTestApp(
+      { ...CHECKOUT_TEST_ENV, CHECKOUT_WORKER_ENABLED: 'false', TX_TRACKER_ENABLED: 'false' },
+      { sandbox: { landingDelayMs: 50 } },
+    );
+    client = await issueTestKey(t.app, ['orders:write']);
+    db = t.app.get(DataSource);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  /** An order row as a dead process left it: its lease expired, due now. */
+  async function leftBehind(
+    columns: Record<string, unknown>,
+    listing: { eventId: bigint; ticketId: bigint; askPriceMinor: bigint },
+    buyer: { subject: string; address: string },
+  ): Promise<string> {
+    const id = (columns.id as string | undefined) ?? randomUUID();
+    const row: Record<string, unknown> = {
+      id,
+      client_id: client.id,
+      idempotency_key: `left-${++n}`,
+      fingerprint: 'a'.repeat(64),
+      buyer_subject: buyer.subject,
+      buyer_address: buyer.address,
+      event_id: listing.eventId.toString(),
+      ticket_id: listing.ticketId.toString(),
+      expected_price_minor: listing.askPriceMinor.toString(),
+      lease_owner: 'dead-process',
+      lease_until: new Date(Date.now() - 1000),
+      next_attempt_at: new Date(Date.now() - 1000),
+      ...columns,
+    };
+    const names = Object.keys(row);
+    await db.query(
+      `INSERT INTO orders (${names.join(', ')}) VALUES (${names.map((_, i) => `$${i + 1}`).join(', ')})`,
+      names.map((k) => row[k]),
+    );
+    return id;
+  }
+
+  async function runWorkerUntilFinal(id: string): Promise<OrderBody> {
+    const worker = t.app.get(CheckoutWorker);
+    let order: OrderBody | undefined;
+    await waitUntil(
+      async () => {
+        await worker.tick();
+        order = (await getOrder(t.app, client.key, `/v1/orders/${id}?steps=true`)).body;
+        return order.final && order.steps?.some((s) => s.step === 'mirror_refreshed') === true;
+      },
+      20_000,
+      30,
+    );
+    return order as OrderBody;
+  }
+
+  it('resumes from created (crash before revalidation)', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-created');
+    const id = await leftBehind({ state: 'created', recovery_point: 'revalidate' }, listing, buyer);
+    expect((await runWorkerUntilFinal(id)).state).toBe('confirmed');
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+  });
+
+  it('resumes from signing after the upstream signed but before anything was committed: same key, one transaction', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-signing');
+    const check = await t.app
+      .get(CheckoutIntegrator)
+      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
+    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const id = randomUUID();
+    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    // The dead process's signing call reached the upstream (the transaction exists there).
+    await t.app.get(UpstreamClient).signUserTransaction(buyer.subject, batchFromWire(check.batch), key);
+    const signedBefore = t.sandbox.admin.stats().transactions;
+    await leftBehind(
+      {
+        id,
+        state: 'signing',
+        recovery_point: 'sign',
+        batch: JSON.stringify(check.batch),
+        upstream_idempotency_key: key,
+        stablecoin_decimals: 6,
+      },
+      listing,
+      buyer,
+    );
+    expect((await runWorkerUntilFinal(id)).state).toBe('confirmed');
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+  });
+
+  it('resumes from submitted (submission sent, status never read): tracks the same transaction to confirmed', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-submitted');
+    const check = await t.app
+      .get(CheckoutIntegrator)
+      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
+    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const id = randomUUID();
+    const driver = t.app.get(CheckoutDriver);
+    const transactions = t.app.get(TransactionsService);
+    const key = driver.upstreamKey({ id, clientId: client.id, attempt: 1 });
+    const { record } = await transactions.sign({
+      clientId: client.id,
+      idempotencyKey: `checkout:${id}:1`,
+      upstreamIdempotencyKey: key,
+      kind: 'user',
+      subject: buyer.subject,
+      batch: batchFromWire(check.batch),
+    });
+    await transactions.submit(record.custodialTransactionId ?? '', client.id);
+    const signedBefore = t.sandbox.admin.stats().transactions;
+    await leftBehind(
+      {
+        id,
+        state: 'submitted',
+        recovery_point: 'track',
+        batch: JSON.stringify(check.batch),
+        upstream_idempotency_key: key,
+        transaction_record_id: record.id,
+        custodial_transaction_id: record.custodialTransactionId,
+        transaction_signature: record.feePayerSignature,
+      },
+      listing,
+      buyer,
+    );
+    const done = await runWorkerUntilFinal(id);
+    expect(done).toMatchObject({
+      state: 'confirmed',
+      transaction: { custodial_transaction_id: record.custodialTransactionId },
+    });
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+  });
+
+  it('resumes from expired: looks the attempt up by key first, then makes attempt 2', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-expired');
+    const id = await leftBehind(
+      { state: 'expired', recovery_point: 'lookup', upstream_idempotency_key: `never-used-${randomUUID()}` },
+      listing,
+      buyer,
+    );
+    const done = await runWorkerUntilFinal(id);
+    expect(done).toMatchObject({ state: 'confirmed', attempt: 2 });
+    expect(done.steps?.map((s) => s.step)).toContain('new_attempt');
+  });
+
+  it('a finished order is never claimed again', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-done');
+    const id = await leftBehind(
+      { state: 'rejected', recovery_point: 'done', next_attempt_at: null, failure_code: 'LISTING_GONE' },
+      listing,
+      buyer,
+    );
+    expect(await t.app.get(CheckoutWorker).tick()).toBe(0);
+    expect((await getOrder(t.app, client.key, `/v1/orders/${id}`)).body.state).toBe('rejected');
+  });
+});
