@@ -70,9 +70,10 @@ describe('Checkout crash points (e2e: kill -9 at each point, restart, ledger agr
     if (databaseUrl) await dropDatabase(inject('databaseAdminUrl'), databaseUrl);
   });
 
-  const post = async (key: string, body: unknown): Promise<Response | null> => {
+  /** POST /v1/orders, the body read at once; null when the replica died while answering. */
+  const post = async (key: string, body: unknown): Promise<{ status: number; order: OrderView } | null> => {
     try {
-      return await fetch(`${replica.url}/v1/orders`, {
+      const res = await fetch(`${replica.url}/v1/orders`, {
         method: 'POST',
         headers: {
           authorization: `Bearer ${apiKey}`,
@@ -82,8 +83,9 @@ describe('Checkout crash points (e2e: kill -9 at each point, restart, ledger agr
         body: JSON.stringify(body),
         signal: AbortSignal.timeout(15_000),
       });
+      return { status: res.status, order: (await res.json()) as OrderView };
     } catch {
-      return null; // the replica died while answering
+      return null;
     }
   };
   const waitFinal = async (id: string): Promise<OrderView> => {
@@ -129,71 +131,75 @@ describe('Checkout crash points (e2e: kill -9 at each point, restart, ledger agr
       const key = `crash-${point}-${caseNo}`;
       const expiry = EXPIRY_POINTS.includes(point);
 
-      await replica.start({ CHECKOUT_CRASH_POINTS: point });
-      const armed = replica.proc;
-      if (!armed) throw new Error('replica not started');
-      if (expiry)
-        await sandbox.admin('PUT', '/faults', {
-          rules: [{ operation: 'submit', kind: 'error', status: 503 }],
-        });
-      const first = await post(key, body);
-      if (expiry) {
-        // Signed, the submission refused: age the blockhash out, then let submissions through.
-        await waitFor(
-          'signed',
-          async () => (await purchasesOf(listing.event_id, listing.ticket_id)).length > 0,
-          30_000,
+      try {
+        await replica.start({ CHECKOUT_CRASH_POINTS: point });
+        const armed = replica.proc;
+        if (!armed) throw new Error('replica not started');
+        if (expiry)
+          await sandbox.admin('PUT', '/faults', {
+            rules: [{ operation: 'submit', kind: 'error', status: 503 }],
+          });
+        const first = await post(key, body);
+        if (expiry) {
+          // Signed, the submission refused: age the blockhash out, then let submissions through.
+          await waitFor(
+            'signed',
+            async () => (await purchasesOf(listing.event_id, listing.ticket_id)).length > 0,
+            30_000,
+          );
+          await sandbox.admin('POST', '/clock/advance', { ms: 61_000 });
+          await sandbox.clearFaults();
+        }
+        await waitForExit(armed, 45_000);
+        expect(armed.child.signalCode).toBe('SIGKILL');
+
+        await replica.start();
+        // The client retries with the same key whatever it saw: the same order, or the first one if none was made.
+        const firstId = first?.status === 202 ? first.order.id : null;
+        const retried = await post(key, body);
+        const order = retried?.order as OrderView;
+        const final = await waitFinal(order.id);
+        const purchases = await purchasesOf(listing.event_id, listing.ticket_id);
+        const confirmed = purchases.filter((t) => t.state === 'confirmed');
+        const observed = {
+          retryStatus: retried?.status,
+          sameOrder: firstId ?? order.id,
+          state: final.state,
+          failureCode: final.failure?.code ?? null,
+          attempt: final.attempt,
+          signed: purchases.length,
+          expired: purchases.filter((t) => t.state === 'expired').length,
+          confirmed: confirmed.map((t) => ({ id: t.custodialTransactionId, subject: t.subject })),
+          owner: (await sandbox.ticket(listing.event_id, listing.ticket_id)).owner,
+        };
+        const common = { retryStatus: 202, sameOrder: order.id };
+        expect(observed).toEqual(
+          wrongPrice
+            ? {
+                ...common,
+                state: 'rejected',
+                failureCode: 'PRICE_CHANGED',
+                attempt: 1,
+                signed: 0,
+                expired: 0,
+                confirmed: [],
+                owner: await sandbox.userAddress('crash-seller'),
+              }
+            : {
+                ...common,
+                state: 'confirmed',
+                failureCode: null,
+                attempt: expiry ? 2 : 1,
+                signed: expiry ? 2 : 1,
+                expired: expiry ? 1 : 0,
+                confirmed: [{ id: final.transaction?.custodial_transaction_id, subject: buyer }],
+                owner: body.buyer_address,
+              },
         );
-        await sandbox.admin('POST', '/clock/advance', { ms: 61_000 });
+      } finally {
+        await replica.stop();
         await sandbox.clearFaults();
       }
-      await waitForExit(armed, 45_000);
-      expect(armed.child.signalCode).toBe('SIGKILL');
-
-      await replica.start();
-      // The client retries with the same key whatever it saw: the same order, or the first one if none was made.
-      const firstId = first?.status === 202 ? ((await first.json()) as OrderView).id : null;
-      const retried = await post(key, body);
-      const order = (await retried?.json()) as OrderView;
-      const final = await waitFinal(order.id);
-      const purchases = await purchasesOf(listing.event_id, listing.ticket_id);
-      const confirmed = purchases.filter((t) => t.state === 'confirmed');
-      const observed = {
-        retryStatus: retried?.status,
-        sameOrder: firstId ?? order.id,
-        state: final.state,
-        failureCode: final.failure?.code ?? null,
-        attempt: final.attempt,
-        signed: purchases.length,
-        expired: purchases.filter((t) => t.state === 'expired').length,
-        confirmed: confirmed.map((t) => ({ id: t.custodialTransactionId, subject: t.subject })),
-        owner: (await sandbox.ticket(listing.event_id, listing.ticket_id)).owner,
-      };
-      const common = { retryStatus: 202, sameOrder: order.id };
-      expect(observed).toEqual(
-        wrongPrice
-          ? {
-              ...common,
-              state: 'rejected',
-              failureCode: 'PRICE_CHANGED',
-              attempt: 1,
-              signed: 0,
-              expired: 0,
-              confirmed: [],
-              owner: await sandbox.userAddress('crash-seller'),
-            }
-          : {
-              ...common,
-              state: 'confirmed',
-              failureCode: null,
-              attempt: expiry ? 2 : 1,
-              signed: expiry ? 2 : 1,
-              expired: expiry ? 1 : 0,
-              confirmed: [{ id: final.transaction?.custodial_transaction_id, subject: buyer }],
-              owner: body.buyer_address,
-            },
-      );
-      await replica.stop();
     }, 150_000);
   }
 });
