@@ -1,4 +1,5 @@
 import { benchCatalogSync } from './catalog-sync.bench';
+import { benchCheckout } from './checkout.bench';
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
 import { benchUpstreamWalk } from './upstream-walk.bench';
@@ -6,8 +7,9 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
- * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync). BENCH_LISTINGS sets the dataset
- * size (default 1,000,000). Exits 1 when a target is missed.
+ * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, checkout). BENCH_LISTINGS sets
+ * the dataset size (default 1,000,000), BENCH_CHECKOUT_ORDERS the checkout orders (200). Exits 1 when a
+ * target is missed.
  */
 async function main(): Promise<number> {
   const listings = Number(process.env.BENCH_LISTINGS ?? 1_000_000);
@@ -15,6 +17,7 @@ async function main(): Promise<number> {
     sandbox: () => benchSandbox(listings),
     'upstream-walk': () => benchUpstreamWalk(Math.min(listings, 200_000)),
     sync: () => benchCatalogSync(listings),
+    checkout: () => benchCheckout(Number(process.env.BENCH_CHECKOUT_ORDERS ?? 200)),
   };
   // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all.
   const selected = process.argv.slice(2);

@@ -46,3 +46,14 @@ export interface TransactionView {
   state: TransactionState;
   failureReason: string | null;
 }
+
+/** One signed transaction in the ledger listing (`GET /__sandbox/transactions`): what auditors count. */
+export interface LedgerTransactionView extends TransactionView {
+  instruction: string;
+  walletKind: string;
+  subject: string;
+  idempotencyKey: string;
+  items: { event_id: string; ticket_id: string }[];
+  signedAtMs: number;
+  submittedAtMs: number | null;
+}

@@ -6,6 +6,7 @@ import type { SandboxCore } from './sandbox.core';
 import { LedgerError } from './ledger/ledger';
 import type {
   EventInput,
+  LedgerTransactionView,
   ListingView,
   OwnerRef,
   SeedListingInput,
@@ -178,6 +179,38 @@ export class SandboxAdmin {
       state,
       failureReason: record.failureReason ?? null,
     };
+  }
+
+  /**
+   * Every signed transaction (optionally one instruction and/or one state), in signing order: the ledger's
+   * own record, so a harness can count purchases per listing and per idempotency key independently of the
+   * client that made them.
+   */
+  transactions(filter: { instruction?: string; state?: string } = {}): LedgerTransactionView[] {
+    const now = this.core.settle();
+    const views: LedgerTransactionView[] = [];
+    for (const record of this.core.registry.all()) {
+      if (filter.instruction !== undefined && record.instruction !== filter.instruction) continue;
+      const state = this.core.registry.stateOf(record, now);
+      if (filter.state !== undefined && state !== filter.state) continue;
+      views.push({
+        custodialTransactionId: record.id,
+        transactionSignature: record.transactionSignature,
+        state,
+        failureReason: record.failureReason ?? null,
+        instruction: record.instruction,
+        walletKind: record.kind,
+        subject: record.subject,
+        idempotencyKey: record.idempotencyKey,
+        items: record.pairs.map((p) => ({
+          event_id: p.eventId.toString(),
+          ticket_id: p.ticketId.toString(),
+        })),
+        signedAtMs: record.signedAtMs,
+        submittedAtMs: record.submittedAtMs ?? null,
+      });
+    }
+    return views;
   }
 
   /** Regenerates the dataset from the seed; transactions, idempotency keys and cursors are forgotten. */

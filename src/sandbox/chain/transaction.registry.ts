@@ -62,6 +62,11 @@ export class TransactionRegistry {
     return this.byId.size;
   }
 
+  /** Every record in signing order. */
+  all(): TransactionRecord[] {
+    return [...this.byId.values()].sort((a, b) => a.seq - b.seq);
+  }
+
   /** First submission: starts landing, or marks it expired when the blockhash already aged out. */
   submit(record: TransactionRecord, nowMs: number, landingDelayMs: number, forcedFailure?: string): void {
     if (record.state !== 'signed') return;

@@ -119,6 +119,13 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
     if (ticket === undefined) return problemReply(404, 'not_found', 'no such ticket');
     return json(200, { ...ticket, listing: admin.listing(eventId.value, ticketId.value) ?? null });
   });
+  route('GET', '/transactions', (request) => {
+    const query = request.query as Record<string, unknown>;
+    const pick = (name: string): string | undefined =>
+      typeof query[name] === 'string' && query[name] !== '' ? query[name] : undefined;
+    const items = admin.transactions({ instruction: pick('instruction'), state: pick('state') });
+    return json(200, { items });
+  });
   route('GET', '/transactions/:id', (request) => {
     const view = admin.transaction(params(request).id);
     return view === undefined ? problemReply(404, 'not_found', 'no such transaction') : json(200, view);

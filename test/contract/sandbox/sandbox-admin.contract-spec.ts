@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { TestSandbox } from './sandbox.harness';
+import { acceptParams, batch, TestSandbox } from './sandbox.harness';
 
 describe('sandbox admin API', () => {
   let sut: TestSandbox;
@@ -63,6 +63,35 @@ describe('sandbox admin API', () => {
     expect(page.json().items).toEqual([listing.json()]);
     const view = await admin('GET', '/tickets/9007199254740993/42');
     expect(view.json()).toMatchObject({ listed_permit_version: '1', listing: listing.json() });
+  });
+
+  it('lists the signed transactions of the ledger, filtered by instruction and state', async () => {
+    const [listing] = await sut.firstListings(1);
+    const signed = await sut.sign(
+      'users',
+      'auditor',
+      'audit-key-1',
+      batch('accept_offer_v2', [acceptParams(sut, listing, 'auditor')]),
+    );
+    expect(signed.status).toBe(200);
+    const id = signed.json().custodialTransactionId as string;
+    const all = await admin('GET', '/transactions?instruction=accept_offer_v2');
+    expect(all.status).toBe(200);
+    expect(all.json().items).toEqual([
+      expect.objectContaining({
+        custodialTransactionId: id,
+        state: 'signed',
+        instruction: 'accept_offer_v2',
+        walletKind: 'user',
+        subject: 'auditor',
+        idempotencyKey: 'audit-key-1',
+        items: [{ event_id: listing.event_id, ticket_id: listing.ticket_id }],
+        submittedAtMs: null,
+      }),
+    ]);
+    expect((await admin('GET', '/transactions?state=confirmed')).json().items).toEqual([]);
+    expect((await admin('GET', '/transactions?instruction=list_ticket_v2')).json().items).toEqual([]);
+    expect((await admin('GET', '/transactions?state=signed')).json().items).toHaveLength(1);
   });
 
   it('advances the clock, so events stop being upcoming', async () => {

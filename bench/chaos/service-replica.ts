@@ -1,0 +1,69 @@
+import { freePort, waitUntilHealthy, type Managed, type ProcessGroup } from './processes';
+
+/**
+ * One replica of the service (`node dist/src/main.js`, NODE_ENV=test) on a fixed loopback port, so it comes
+ * back at the same address after a `kill -9`. `extraEnv` of a start overrides the replica's env for that start
+ * only (the crash tests arm CHECKOUT_CRASH_POINTS once, then restart without it).
+ */
+export class ServiceReplica {
+  proc: Managed | null = null;
+  starts = 0;
+  /** How long the last start() took until healthy (ms). */
+  lastStartMs = 0;
+
+  private constructor(
+    readonly name: string,
+    readonly port: number,
+    private readonly group: ProcessGroup,
+    private readonly env: Record<string, string>,
+  ) {}
+
+  static async create(
+    name: string,
+    group: ProcessGroup,
+    env: Record<string, string>,
+  ): Promise<ServiceReplica> {
+    return new ServiceReplica(name, await freePort(), group, env);
+  }
+
+  get url(): string {
+    return `http://127.0.0.1:${this.port}`;
+  }
+
+  get up(): boolean {
+    return this.proc !== null && !this.proc.exited();
+  }
+
+  /** Starts the process and waits (bounded) until /health/live answers. */
+  async start(extraEnv: Record<string, string> = {}, timeoutMs = 60_000): Promise<void> {
+    const t0 = Date.now();
+    this.startDetached(extraEnv);
+    await waitUntilHealthy(this.proc as Managed, `${this.url}/health/live`, timeoutMs);
+    this.lastStartMs = Date.now() - t0;
+  }
+
+  /** Starts the process without waiting for it (a crash-point run may die before it is healthy). */
+  startDetached(extraEnv: Record<string, string> = {}): Managed {
+    if (this.up) throw new Error(`${this.name} is already running`);
+    this.starts++;
+    this.proc = this.group.spawn(`${this.name}#${this.starts}`, ['dist/src/main.js'], {
+      ...this.env,
+      ...extraEnv,
+      HOST: '127.0.0.1',
+      PORT: String(this.port),
+    });
+    return this.proc;
+  }
+
+  async kill9(): Promise<void> {
+    if (this.proc) await this.group.kill9(this.proc);
+  }
+
+  async stop(): Promise<void> {
+    if (this.proc) await this.group.stop(this.proc);
+  }
+
+  output(): string {
+    return this.proc?.output() ?? '';
+  }
+}

@@ -1,0 +1,246 @@
+import { Client } from 'pg';
+import { generateApiKey } from '../src/auth/api-key';
+import { provisionDatabase } from './chaos/database';
+import { percentile } from './chaos/orders-client';
+import { ProcessGroup, sleep } from './chaos/processes';
+import { SANDBOX_API_KEY, SandboxProcess } from './chaos/sandbox-process';
+import { replicaEnv } from './chaos/service-env';
+import { ServiceReplica } from './chaos/service-replica';
+import type { BenchReport } from './report';
+
+const EVENT_ID = 9_100_000n;
+const POLL_MS = 10;
+const LANDING_DELAY_MS = 100;
+
+interface Listing {
+  event_id: string;
+  ticket_id: string;
+  ask_price_minor: string;
+  permit_version: string;
+  seller_payout: string;
+  royalty_destinations: string[];
+  ticket_type_config: string | null;
+  stablecoin_mint: string;
+  listing_integrator_identity: string;
+}
+
+const ms = (v: number): string => `${v.toFixed(1)} ms`;
+
+async function upstream<T>(url: string, init: RequestInit = {}): Promise<T> {
+  const res = await fetch(url, {
+    ...init,
+    headers: {
+      'x-api-key': SANDBOX_API_KEY,
+      'content-type': 'application/json',
+      ...(init.headers as Record<string, string> | undefined),
+    },
+  });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`${init.method ?? 'GET'} ${url}: ${res.status} ${text}`);
+  return JSON.parse(text) as T;
+}
+
+/**
+ * The sandbox's own time for one purchase, driven directly against its API the way checkout drives it:
+ * live read of the event's listings, accept_offer_v2 signing, submission, then re-sending the same bytes every
+ * POLL_MS (the service's track cadence) until the ledger says confirmed. No database, no HTTP front.
+ */
+async function directPurchase(
+  sandboxUrl: string,
+  protocol: Record<string, string>,
+  buyer: string,
+  buyerAddress: string,
+  ticketId: string,
+  phases: Record<string, number[]>,
+): Promise<number> {
+  const t0 = performance.now();
+  let mark = t0;
+  const phase = (name: string): void => {
+    const now = performance.now();
+    (phases[name] ??= []).push(now - mark);
+    mark = now;
+  };
+  const page = await upstream<{ items: Listing[] }>(
+    `${sandboxUrl}/indexer/listings/active?eventId=${EVENT_ID}&limit=1000`,
+  );
+  const listing = page.items.find((l) => l.ticket_id === ticketId);
+  if (!listing) throw new Error(`listing ${ticketId} not found`);
+  phase('read');
+  const signed = await upstream<{ signedTransaction: string }>(
+    `${sandboxUrl}/wallets/users/${buyer}/signatures`,
+    {
+      method: 'POST',
+      headers: { 'idempotency-key': `bench-direct-${ticketId}` },
+      body: JSON.stringify({
+        platformInstructions: {
+          instruction: 'accept_offer_v2',
+          params: [
+            {
+              event_id: listing.event_id,
+              ticket_id: listing.ticket_id,
+              permit_version: listing.permit_version,
+              buyer: buyerAddress,
+              integrator_authority: protocol.integrator_authority,
+              seller_payout: listing.seller_payout,
+              royalty_destinations: listing.royalty_destinations,
+              ticket_type_config: listing.ticket_type_config,
+              integrator_identity: protocol.integrator_identity,
+              stablecoin_mint: listing.stablecoin_mint,
+            },
+          ],
+        },
+      }),
+    },
+  );
+  phase('sign');
+  const submit = (): Promise<{ status: string | null }> =>
+    upstream(`${sandboxUrl}/transactions/submissions`, {
+      method: 'POST',
+      body: JSON.stringify({ signedTransaction: signed.signedTransaction }),
+    });
+  for (let i = 0; i < 1000; i++) {
+    const { status } = await submit();
+    if (i === 0) phase('submit');
+    if (status === 'confirmed') {
+      phase('landed');
+      return performance.now() - t0;
+    }
+    if (status !== 'processing') throw new Error(`direct purchase ended ${status}`);
+    await sleep(POLL_MS);
+  }
+  throw new Error('direct purchase did not confirm');
+}
+
+/**
+ * `npm run bench -- checkout`: the service's own overhead per order. Orders are placed one at a time
+ * (no queueing) against one replica with its checkout polls at POLL_MS, interleaved with the same purchase
+ * driven directly against the sandbox. Service time = the order's `final_at` (committed by the service) minus
+ * the moment the client sent POST /v1/orders; overhead = service time minus the direct time of the paired
+ * purchase. Target: overhead p50 < 5 ms.
+ */
+export async function benchCheckout(orders: number): Promise<BenchReport> {
+  const group = new ProcessGroup();
+  const database = await provisionDatabase(process.env.DATABASE_URL || undefined);
+  const db = new Client({ connectionString: database.url });
+  try {
+    const sandbox = await SandboxProcess.start(group, {
+      seed: 'bench-checkout',
+      landingDelayMs: LANDING_DELAY_MS,
+    });
+    await sandbox.createEvent(EVENT_ID);
+    const apiKey = generateApiKey();
+    const replica = await ServiceReplica.create(
+      'bench-replica',
+      group,
+      replicaEnv({
+        databaseUrl: database.url,
+        sandboxUrl: sandbox.url,
+        apiKey,
+        extra: {
+          SYNC_ENABLED: 'false',
+          SYNC_ON_STARTUP: 'false',
+          CHECKOUT_TRACK_POLL_MS: String(POLL_MS),
+          CHECKOUT_WORKER_INTERVAL_MS: String(POLL_MS),
+          TX_TRACKER_INTERVAL_MS: String(POLL_MS),
+        },
+      }),
+    );
+    await replica.start();
+    await db.connect();
+    const protocol = await upstream<Record<string, string>>(`${sandbox.url}/indexer/protocol-config`);
+    const buyer = 'bench-buyer';
+    const buyerAddress = await sandbox.userAddress(buyer);
+    const total = orders * 2 + 10;
+    for (let t = 1; t <= total; t++)
+      await sandbox.seedListing(EVENT_ID, BigInt(t), `bench-seller-${t % 7}`, 1_000_000n + BigInt(t));
+
+    const service: number[] = [];
+    const direct: number[] = [];
+    const overhead: number[] = [];
+    const phases: Record<string, number[]> = {};
+    let ticket = 0;
+    const placeOrder = async (measure: boolean): Promise<void> => {
+      ticket++;
+      const t0 = performance.timeOrigin + performance.now();
+      const res = await fetch(`${replica.url}/v1/orders`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${apiKey}`,
+          'idempotency-key': `bench-${ticket}`,
+          'content-type': 'application/json',
+        },
+        body: JSON.stringify({
+          buyer_subject: buyer,
+          buyer_address: buyerAddress,
+          event_id: EVENT_ID.toString(),
+          ticket_id: String(ticket),
+          expected_price_minor: String(1_000_000 + ticket),
+        }),
+      });
+      const order = (await res.json()) as { id: string };
+      if (res.status !== 202) throw new Error(`POST /v1/orders: ${res.status}`);
+      for (let i = 0; ; i++) {
+        const row = await db.query<{ state: string; final_ms: string | null }>(
+          'SELECT state, extract(epoch FROM final_at) * 1000 AS final_ms FROM orders WHERE id = $1',
+          [order.id],
+        );
+        const { state, final_ms: finalMs } = row.rows[0];
+        if (finalMs !== null) {
+          if (state !== 'confirmed') throw new Error(`bench order ended ${state}`);
+          if (measure) service.push(Number(finalMs) - t0);
+          return;
+        }
+        if (i > 3000) throw new Error('bench order not final in time');
+        await sleep(2);
+      }
+    };
+    // Warm-up (JIT, pools, protocol config cache) on both paths.
+    for (let i = 0; i < 5; i++) {
+      await placeOrder(false);
+      ticket++;
+      await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), {});
+    }
+    for (let i = 0; i < orders; i++) {
+      await placeOrder(true);
+      ticket++;
+      const d = await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), phases);
+      direct.push(d);
+      overhead.push(service[service.length - 1] - d);
+    }
+    const p50 = percentile(overhead, 50);
+    // Where the service's time goes: median time from each committed step to the next (order_steps audit).
+    const steps = await db.query<{ step: string; n: string; p50: string }>(
+      `SELECT step, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50 FROM (
+         SELECT step, id, extract(epoch FROM at - lag(at) OVER (PARTITION BY order_id ORDER BY id)) * 1000 AS d
+         FROM order_steps) s
+       WHERE d IS NOT NULL GROUP BY step ORDER BY min(id)`,
+    );
+    const breakdown = steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`).join(', ');
+    return {
+      name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms)`,
+      rows: [
+        [
+          'service: POST → final_at',
+          `p50 ${ms(percentile(service, 50))}, p99 ${ms(percentile(service, 99))}`,
+        ],
+        [
+          'sandbox direct (same path)',
+          `p50 ${ms(percentile(direct, 50))}, p99 ${ms(percentile(direct, 99))}`,
+        ],
+        ['overhead (paired)', `p50 ${ms(p50)}, p99 ${ms(percentile(overhead, 99))}`],
+        ['median ms from the previous step to', breakdown],
+        [
+          'direct: median ms per phase',
+          Object.entries(phases)
+            .map(([name, values]) => `${name} ${percentile(values, 50).toFixed(1)}`)
+            .join(', '),
+        ],
+      ],
+      targets: [{ what: `overhead p50 ${ms(p50)} < 5 ms`, ok: p50 < 5 }],
+    };
+  } finally {
+    await db.end().catch(() => undefined);
+    await group.stopAll();
+    await database.close();
+  }
+}
