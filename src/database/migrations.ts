@@ -6,6 +6,7 @@ import { CreateSyncPasses1795355805474 } from '../../migrations/1795355805474-Cr
 import { CreateJobLeases1795355807008 } from '../../migrations/1795355807008-CreateJobLeases';
 import { CreateProtocolConfig1795355807791 } from '../../migrations/1795355807791-CreateProtocolConfig';
 import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
+import { CreateListingsNewestIndexes1795356059963 } from '../../migrations/1795356059963-CreateListingsNewestIndexes';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -20,4 +21,5 @@ export const MIGRATIONS = [
   CreateJobLeases1795355807008,
   CreateProtocolConfig1795355807791,
   CreateMirrorGeneration1795355808627,
+  CreateListingsNewestIndexes1795356059963,
 ];
