@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { AuthConfig, DEVELOPMENT_API_KEY_PEPPER, loadAuthConfig } from './auth.config';
+import { AuthConfig, DEVELOPMENT_API_KEY_PEPPER, derivedCursorSecret, loadAuthConfig } from './auth.config';
 import { configProblems } from './validate-env';
 
 const problemsOf = (env: NodeJS.ProcessEnv): readonly string[] => configProblems(() => loadAuthConfig(env));
@@ -23,13 +23,33 @@ describe(AuthConfig.name, () => {
   });
 
   it('requires a real pepper in production, and never echoes it', () => {
-    expect(problemsOf({ NODE_ENV: 'production' })).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);
-    const short = problemsOf({ NODE_ENV: 'production', API_KEY_PEPPER: 'too-short-secret' });
+    const production = { NODE_ENV: 'production', CURSOR_SECRET: 'c'.repeat(32) };
+    expect(problemsOf({ ...production })).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);
+    const short = problemsOf({ ...production, API_KEY_PEPPER: 'too-short-secret' });
     expect(short).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);
     expect(short.join()).not.toContain('too-short-secret');
-    expect(loadAuthConfig({ NODE_ENV: 'production', API_KEY_PEPPER: 'x'.repeat(32) }).pepper).toBe(
-      'x'.repeat(32),
+    expect(loadAuthConfig({ ...production, API_KEY_PEPPER: 'x'.repeat(32) }).pepper).toBe('x'.repeat(32));
+  });
+
+  it('requires CURSOR_SECRET in production; elsewhere derives one from the pepper', () => {
+    const pepper = { API_KEY_PEPPER: 'p'.repeat(40) };
+    expect(problemsOf({ NODE_ENV: 'production', ...pepper })).toEqual([
+      expect.stringMatching(/^CURSOR_SECRET:/),
+    ]);
+    const short = problemsOf({ NODE_ENV: 'production', ...pepper, CURSOR_SECRET: 'short-cursor-key' });
+    expect(short).toEqual([expect.stringMatching(/^CURSOR_SECRET:/)]);
+    expect(short.join()).not.toContain('short-cursor-key');
+    const secret = 'c'.repeat(32);
+    expect(loadAuthConfig({ NODE_ENV: 'production', ...pepper, CURSOR_SECRET: secret }).cursorSecret).toBe(
+      secret,
     );
+    // Two replicas sharing a pepper agree; another pepper gives another secret, never the pepper itself.
+    const a = loadAuthConfig(pepper).cursorSecret;
+    expect(a).toBe(loadAuthConfig(pepper).cursorSecret);
+    expect(a).toHaveLength(64);
+    expect(a).not.toBe(pepper.API_KEY_PEPPER);
+    expect(loadAuthConfig({}).cursorSecret).toBe(derivedCursorSecret(DEVELOPMENT_API_KEY_PEPPER));
+    expect(loadAuthConfig({}).cursorSecret).not.toBe(a);
   });
 
   it.each([

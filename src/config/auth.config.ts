@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
@@ -24,6 +25,17 @@ export class AuthConfig {
   @MinLength(32, { message: 'API_KEY_PEPPER must be at least 32 characters' })
   @MaxLength(512, { message: 'API_KEY_PEPPER must be at most 512 characters' })
   API_KEY_PEPPER?: string;
+
+  /**
+   * HMAC key of the keyset cursors (`common/keyset-cursor.ts`). Secret; required in production
+   * (>= 32 characters). Outside production it is derived from the effective pepper, so replicas
+   * that share API_KEY_PEPPER accept each other's cursors without another variable.
+   */
+  @IsOptional()
+  @IsString()
+  @MinLength(32, { message: 'CURSOR_SECRET must be at least 32 characters' })
+  @MaxLength(512, { message: 'CURSOR_SECRET must be at most 512 characters' })
+  CURSOR_SECRET?: string;
 
   /** Registered as an admin client at startup when no client has it yet. Must be a well-formed key. */
   @IsOptional()
@@ -64,20 +76,34 @@ export class AuthConfig {
 
   /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper outside production. */
   pepper = '';
+
+  /** Filled in by loadAuthConfig: CURSOR_SECRET, or (outside production) one derived from the pepper. */
+  cursorSecret = '';
+}
+
+/** Outside production: a cursor secret every replica with the same pepper derives identically. */
+export function derivedCursorSecret(pepper: string): string {
+  return createHmac('sha256', pepper).update('keyset-cursor-secret-v1').digest('hex');
 }
 
 /**
  * Reads and validates the auth variables once (throws ConfigValidationError naming every bad one).
- * `NODE_ENV` is read from the same environment: production requires API_KEY_PEPPER.
+ * `NODE_ENV` is read from the same environment: production requires API_KEY_PEPPER and CURSOR_SECRET.
  */
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const config = validateEnvClass(AuthConfig, env);
   const production = env.NODE_ENV === 'production';
-  if (production && !config.API_KEY_PEPPER) {
-    throw new ConfigValidationError([
+  const missing: string[] = [];
+  if (production && !config.API_KEY_PEPPER)
+    missing.push(
       'API_KEY_PEPPER: required when NODE_ENV=production (a random secret of at least 32 characters)',
-    ]);
-  }
+    );
+  if (production && !config.CURSOR_SECRET)
+    missing.push(
+      'CURSOR_SECRET: required when NODE_ENV=production (a random secret of at least 32 characters)',
+    );
+  if (missing.length > 0) throw new ConfigValidationError(missing);
   config.pepper = config.API_KEY_PEPPER ?? DEVELOPMENT_API_KEY_PEPPER;
+  config.cursorSecret = config.CURSOR_SECRET ?? derivedCursorSecret(config.pepper);
   return config;
 }

@@ -22,7 +22,11 @@ describe('loadServiceConfig', () => {
   });
 
   it('in production, names every missing upstream variable at the first start', () => {
-    const problems = problemsOf({ NODE_ENV: 'production', API_KEY_PEPPER: 'p'.repeat(40) });
+    const problems = problemsOf({
+      NODE_ENV: 'production',
+      API_KEY_PEPPER: 'p'.repeat(40),
+      CURSOR_SECRET: 'c'.repeat(40),
+    });
     expect(names(problems)).toEqual(['UPSTREAM_API_KEY', 'UPSTREAM_BASE_URL']);
   });
 

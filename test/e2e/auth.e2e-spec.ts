@@ -202,7 +202,7 @@ describe('metrics behind the admin scope (METRICS_PUBLIC=false, e2e)', () => {
 
 describe('docs in production (e2e)', () => {
   it('closed by default, open with DOCS_ENABLED=true', async () => {
-    const pepper = { API_KEY_PEPPER: 'p'.repeat(40) };
+    const pepper = { API_KEY_PEPPER: 'p'.repeat(40), CURSOR_SECRET: 'c'.repeat(40) };
     const statuses: number[] = [];
     for (const docs of [{}, { DOCS_ENABLED: 'true' }] as Record<string, string>[]) {
       const app = await startTestApp({ NODE_ENV: 'production', ...pepper, ...docs });
