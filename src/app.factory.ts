@@ -14,6 +14,7 @@ import { REQUEST_ID_HEADER, requestIdFrom } from './common/request-id';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
+import type { SyncConfig } from './config/sync.config';
 import { MetricsService } from './metrics/metrics.service';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -25,6 +26,8 @@ export interface CreateAppOptions {
   /** Resolved upstream address and key plus tuning; its logger defaults to a child of the app's. */
   upstream: UpstreamOptions;
   authConfig: AuthConfig;
+  /** Catalog sync settings (SYNC_*); defaults when omitted. */
+  syncConfig?: SyncConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -111,6 +114,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       databaseUrl: options.databaseUrl,
       logger,
       auth: options.authConfig,
+      sync: options.syncConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

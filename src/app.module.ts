@@ -3,9 +3,11 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { LoggerModule } from 'nestjs-pino';
 import type { Logger } from 'pino';
 import { AuthModule } from './auth/auth.module';
+import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { SyncConfig } from './config/sync.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -20,6 +22,8 @@ export interface AppModuleOptions {
   auth: AuthConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
+  /** Catalog sync settings (defaults when omitted). */
+  sync?: SyncConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -31,7 +35,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config),
+        AppConfigModule.forRoot(config, options.sync),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -56,6 +60,7 @@ export class AppModule {
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
+        CatalogSyncModule,
         ...(options.extraModules ?? []),
       ],
     };

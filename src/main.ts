@@ -32,6 +32,7 @@ async function main(): Promise<void> {
     const { app, logger } = await createApp({
       config,
       authConfig: configs.auth,
+      syncConfig: configs.sync,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
 import { SandboxEnv } from './sandbox.config';
+import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
 import { declaredVariables } from './validate-env';
 
@@ -16,6 +17,7 @@ describe('.env.example', () => {
     [AuthConfig.name, AuthConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
+    [SyncConfig.name, SyncConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));
 

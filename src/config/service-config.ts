@@ -2,6 +2,7 @@ import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadSandboxOptions } from './sandbox.config';
+import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -10,6 +11,7 @@ export interface ServiceConfig {
   app: AppConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  sync: SyncConfig;
   /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
   sandbox: SandboxOptions;
 }
@@ -24,6 +26,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
+  const sync = load(() => loadSyncConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -34,7 +37,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sandbox };
+  return { app, auth, upstream, sync, sandbox };
 }

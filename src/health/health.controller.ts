@@ -11,6 +11,7 @@ import { ApiErrorResponse } from '../common/openapi';
 import { AppConfig } from '../config/app.config';
 import { UpstreamHealthIndicator } from '../upstream/upstream.health';
 import { MigrationsHealthIndicator } from './migrations.health';
+import { SyncHealthIndicator } from './sync.health';
 
 @ApiTags('operations')
 @Public()
@@ -21,6 +22,7 @@ export class HealthController {
     private readonly db: TypeOrmHealthIndicator,
     private readonly migrations: MigrationsHealthIndicator,
     private readonly config: AppConfig,
+    private readonly sync: SyncHealthIndicator,
     /** Provided by the global UpstreamModule; absent (skipped) while the app runs without it. */
     @Optional() private readonly upstream?: UpstreamHealthIndicator,
   ) {}
@@ -41,7 +43,10 @@ export class HealthController {
   @Get('ready')
   // Terminus would document its own 503 body; the filter wraps it in ErrorResponse (documented below).
   @HealthCheck({ swaggerDocumentation: false })
-  @ApiOperation({ summary: 'Readiness: database reachable, all migrations applied, upstream key accepted' })
+  @ApiOperation({
+    summary:
+      'Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced',
+  })
   @ApiOkResponse({
     description: 'Every check is up (Terminus report)',
     schema: {
@@ -65,6 +70,7 @@ export class HealthController {
       () => this.db.pingCheck('database').withTimeout(timeout),
       () => this.migrations.check('migrations', timeout),
       ...(upstream ? [() => upstream.check('upstream', timeout)] : []),
+      () => this.sync.check('catalogSync', timeout),
     ]);
   }
 }

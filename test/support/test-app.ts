@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { inject } from 'vitest';
 import { createApp, type CreateAppOptions } from '../../src/app.factory';
 import { loadAuthConfig } from '../../src/config/auth.config';
+import { loadSyncConfig } from '../../src/config/sync.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -74,6 +75,8 @@ export async function startTestApp(
     const { app } = await createApp({
       config,
       authConfig: loadAuthConfig(fullEnv),
+      // Scheduled sync passes only in tests that ask for them (SYNC_ENABLED=true).
+      syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
       databaseUrl,
       logDestination: logs,
       extraModules: options.extraModules,

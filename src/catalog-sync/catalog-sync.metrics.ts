@@ -1,0 +1,95 @@
+import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import type { SyncResource } from './sync-pass.entity';
+
+/** catalog-sync's Prometheus metrics, registered on the app's registry (MetricsService). */
+export class SyncMetrics {
+  private readonly duration: Histogram<'resource' | 'status'>;
+  private readonly items: Counter<'resource'>;
+  private readonly upserted: Counter<'resource'>;
+  private readonly removed: Counter<'resource'>;
+  private readonly skipped: Counter<'resource'>;
+  private readonly failures: Counter<'resource' | 'status'>;
+  private readonly takeovers: Counter<'resource'>;
+  private readonly lastComplete = new Map<SyncResource, number>();
+  /** Computed at scrape time from the last completed pass of each resource. */
+  readonly lag: Gauge<'resource'>;
+
+  constructor(registry?: Registry) {
+    const registers = registry ? [registry] : [];
+    this.duration = new Histogram({
+      name: 'catalog_sync_pass_duration_seconds',
+      help: 'Duration of sync passes, by resource and final status',
+      labelNames: ['resource', 'status'],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers,
+    });
+    this.items = new Counter({
+      name: 'catalog_sync_items_total',
+      help: 'Upstream items received by sync passes',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.upserted = new Counter({
+      name: 'catalog_sync_upserted_total',
+      help: 'Mirror rows inserted or changed by sync passes (unchanged rows are not written)',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.removed = new Counter({
+      name: 'catalog_sync_removed_total',
+      help: 'Mirror rows marked removed by completed passes',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.skipped = new Counter({
+      name: 'catalog_sync_skipped_total',
+      help: 'Upstream items skipped (missing or null identifiers, unstorable text)',
+      labelNames: ['resource'],
+      registers,
+    });
+    this.failures = new Counter({
+      name: 'catalog_sync_pass_failures_total',
+      help: 'Sync passes that ended failed or cancelled',
+      labelNames: ['resource', 'status'],
+      registers,
+    });
+    this.takeovers = new Counter({
+      name: 'catalog_sync_lease_takeovers_total',
+      help: 'Running passes of a dead or stalled holder marked failed when their lease was taken over',
+      labelNames: ['resource'],
+      registers,
+    });
+    const lastComplete = this.lastComplete;
+    this.lag = new Gauge({
+      name: 'catalog_sync_lag_seconds',
+      help: 'Seconds since the last completed pass of each resource (as known to this replica)',
+      labelNames: ['resource'],
+      registers,
+      collect() {
+        this.reset();
+        for (const [resource, at] of lastComplete) this.set({ resource }, (Date.now() - at) / 1000);
+      },
+    });
+  }
+
+  pageWritten(resource: SyncResource, items: number, upserted: number, skipped: number): void {
+    this.items.inc({ resource }, items);
+    if (upserted > 0) this.upserted.inc({ resource }, upserted);
+    if (skipped > 0) this.skipped.inc({ resource }, skipped);
+  }
+
+  passFinished(resource: SyncResource, status: string, seconds: number, removed: number): void {
+    this.duration.observe({ resource, status }, seconds);
+    if (removed > 0) this.removed.inc({ resource }, removed);
+    if (status !== 'completed') this.failures.inc({ resource, status });
+  }
+
+  /** The last completed pass of a resource (from the database: other replicas' passes count too). */
+  completedAt(resource: SyncResource, finishedAt: Date): void {
+    this.lastComplete.set(resource, finishedAt.getTime());
+  }
+
+  leaseTakeover(resource: SyncResource): void {
+    this.takeovers.inc({ resource });
+  }
+}

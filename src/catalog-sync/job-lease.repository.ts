@@ -1,0 +1,95 @@
+import type { Sql } from './sql';
+
+export type AcquireResult =
+  | { acquired: true; fencingToken: string; previous: { holder: string; passId: string | null } | null }
+  | { acquired: false; holder: string; passId: string | null; expiresAt: Date };
+
+/**
+ * The only code that reads or writes `job_leases`. A lease is held while `expires_at` is in the future
+ * (database clock, so replicas with skewed clocks agree); every acquisition increments the fencing token.
+ */
+export class JobLeaseRepository {
+  constructor(private readonly sql: Sql) {}
+
+  /**
+   * Takes the lease when it is free or expired (inside the caller's transaction: the row stays locked until
+   * it commits, so the pass row the caller creates and attaches is committed with it).
+   */
+  async acquire(db: Sql, name: string, holder: string, ttlMs: number): Promise<AcquireResult> {
+    await db.query(
+      `INSERT INTO job_leases (name, holder, fencing_token, acquired_at, renewed_at, expires_at)
+       VALUES ($1, '', 0, clock_timestamp(), clock_timestamp(), '-infinity') ON CONFLICT (name) DO NOTHING`,
+      [name],
+    );
+    const { rows } = await db.query<{
+      holder: string;
+      pass_id: string | null;
+      expires_at: Date;
+      live: boolean;
+      token: string;
+    }>(
+      `SELECT holder, pass_id::text, expires_at, expires_at > clock_timestamp() AS live, fencing_token::text AS token
+       FROM job_leases WHERE name = $1 FOR UPDATE`,
+      [name],
+    );
+    const current = rows[0];
+    if (!current) throw new Error(`lease row ${name} vanished`);
+    if (current.live) {
+      return {
+        acquired: false,
+        holder: current.holder,
+        passId: current.pass_id,
+        expiresAt: current.expires_at,
+      };
+    }
+    const updated = await db.query<{ token: string }>(
+      `UPDATE job_leases SET holder = $2, fencing_token = fencing_token + 1, acquired_at = clock_timestamp(),
+         renewed_at = clock_timestamp(), expires_at = clock_timestamp() + make_interval(secs => $3 / 1000.0),
+         pass_id = NULL
+       WHERE name = $1 RETURNING fencing_token::text AS token`,
+      [name, holder, ttlMs],
+    );
+    const previous = current.holder === '' ? null : { holder: current.holder, passId: current.pass_id };
+    return { acquired: true, fencingToken: updated.rows[0].token, previous };
+  }
+
+  async attachPass(db: Sql, name: string, fencingToken: string, passId: string): Promise<void> {
+    await db.query(`UPDATE job_leases SET pass_id = $3 WHERE name = $1 AND fencing_token = $2`, [
+      name,
+      fencingToken,
+      passId,
+    ]);
+  }
+
+  /** Extends a lease still held with this token; false when it was taken over (the holder must stop). */
+  async renew(name: string, fencingToken: string, ttlMs: number): Promise<boolean> {
+    const result = await this.sql.query(
+      `UPDATE job_leases SET renewed_at = clock_timestamp(),
+         expires_at = clock_timestamp() + make_interval(secs => $3 / 1000.0)
+       WHERE name = $1 AND fencing_token = $2`,
+      [name, fencingToken, ttlMs],
+    );
+    return result.rowCount === 1;
+  }
+
+  /**
+   * The fencing check of a write: inside the writer's transaction, locks the lease row in share mode (a
+   * takeover waits for the write to commit) and returns whether the token is still current and unexpired.
+   */
+  async holds(db: Sql, name: string, fencingToken: string): Promise<boolean> {
+    const { rows } = await db.query(
+      `SELECT 1 FROM job_leases WHERE name = $1 AND fencing_token = $2 AND expires_at > clock_timestamp()
+       FOR SHARE`,
+      [name, fencingToken],
+    );
+    return rows.length === 1;
+  }
+
+  /** Frees the lease at once (only when still held with this token). */
+  async release(name: string, fencingToken: string, db: Sql = this.sql): Promise<void> {
+    await db.query(
+      `UPDATE job_leases SET expires_at = '-infinity', pass_id = NULL WHERE name = $1 AND fencing_token = $2`,
+      [name, fencingToken],
+    );
+  }
+}

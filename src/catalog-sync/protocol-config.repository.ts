@@ -1,0 +1,43 @@
+import type { Sql } from './sql';
+
+export interface StoredProtocolConfig {
+  stablecoinDecimals: number;
+  stablecoinMint: string | null;
+  raw: Record<string, unknown>;
+  fetchedAt: Date;
+}
+
+/** The only code that reads or writes `protocol_config`. */
+export class ProtocolConfigRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async save(config: Omit<StoredProtocolConfig, 'fetchedAt'>): Promise<StoredProtocolConfig> {
+    const { rows } = await this.sql.query<{ fetched_at: Date }>(
+      `INSERT INTO protocol_config (id, stablecoin_decimals, stablecoin_mint, raw, fetched_at)
+       VALUES (true, $1, $2, $3::jsonb, now())
+       ON CONFLICT (id) DO UPDATE SET stablecoin_decimals = excluded.stablecoin_decimals,
+         stablecoin_mint = excluded.stablecoin_mint, raw = excluded.raw, fetched_at = excluded.fetched_at
+       RETURNING fetched_at`,
+      [config.stablecoinDecimals, config.stablecoinMint, JSON.stringify(config.raw)],
+    );
+    return { ...config, fetchedAt: rows[0].fetched_at };
+  }
+
+  async load(): Promise<StoredProtocolConfig | null> {
+    const { rows } = await this.sql.query<{
+      stablecoin_decimals: number;
+      stablecoin_mint: string | null;
+      raw: Record<string, unknown>;
+      fetched_at: Date;
+    }>(`SELECT stablecoin_decimals, stablecoin_mint, raw, fetched_at FROM protocol_config WHERE id`);
+    const row = rows[0];
+    return row
+      ? {
+          stablecoinDecimals: row.stablecoin_decimals,
+          stablecoinMint: row.stablecoin_mint,
+          raw: row.raw,
+          fetchedAt: row.fetched_at,
+        }
+      : null;
+  }
+}

@@ -1,0 +1,163 @@
+import type { Sql } from './sql';
+import type { SyncPassStatus, SyncResource } from './sync-pass.entity';
+
+/** A pass as the service and the operator API see it. */
+export interface SyncPassRecord {
+  id: string;
+  resource: SyncResource;
+  scopeEventId: string | null;
+  status: SyncPassStatus;
+  trigger: string;
+  startedAt: Date;
+  finishedAt: Date | null;
+  pages: number;
+  items: number;
+  upserted: number;
+  removed: number;
+  skipped: number;
+  error: string | null;
+  holder: string;
+  fencingToken: string;
+}
+
+interface PassRow {
+  id: string;
+  resource: SyncResource;
+  scope_event_id: string | null;
+  status: SyncPassStatus;
+  trigger: string;
+  started_at: Date;
+  finished_at: Date | null;
+  pages: string;
+  items: string;
+  upserted: string;
+  removed: string;
+  skipped: string;
+  error: string | null;
+  holder: string;
+  fencing_token: string;
+}
+
+const COLUMNS = `id::text, resource, scope_event_id::text, status, trigger, started_at, finished_at, pages, items,
+  upserted, removed, skipped, error, holder, fencing_token::text`;
+
+function toRecord(r: PassRow): SyncPassRecord {
+  return {
+    id: r.id,
+    resource: r.resource,
+    scopeEventId: r.scope_event_id,
+    status: r.status,
+    trigger: r.trigger,
+    startedAt: r.started_at,
+    finishedAt: r.finished_at,
+    pages: Number(r.pages),
+    items: Number(r.items),
+    upserted: Number(r.upserted),
+    removed: Number(r.removed),
+    skipped: Number(r.skipped),
+    error: r.error,
+    holder: r.holder,
+    fencingToken: r.fencing_token,
+  };
+}
+
+export interface PageCounters {
+  items: number;
+  upserted: number;
+  skipped: number;
+}
+
+/** The only code that reads or writes `sync_passes`. */
+export class SyncPassRepository {
+  constructor(private readonly sql: Sql) {}
+
+  async create(
+    db: Sql,
+    pass: {
+      resource: SyncResource;
+      scopeEventId: bigint | null;
+      trigger: string;
+      holder: string;
+      fencingToken: string;
+    },
+  ): Promise<SyncPassRecord> {
+    const { rows } = await db.query<PassRow>(
+      `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token)
+       VALUES ($1, $2, 'running', $3, $4, $5) RETURNING ${COLUMNS}`,
+      [pass.resource, pass.scopeEventId?.toString() ?? null, pass.trigger, pass.holder, pass.fencingToken],
+    );
+    return toRecord(rows[0]);
+  }
+
+  /** Adds one page's counters (inside the page's transaction). */
+  async addPage(db: Sql, id: string, page: PageCounters): Promise<void> {
+    await db.query(
+      `UPDATE sync_passes SET pages = pages + 1, items = items + $2, upserted = upserted + $3,
+         skipped = skipped + $4 WHERE id = $1`,
+      [id, page.items, page.upserted, page.skipped],
+    );
+  }
+
+  /** Ends a running pass; false when it was no longer running (e.g. marked failed by a takeover). */
+  async finish(
+    db: Sql,
+    id: string,
+    status: Exclude<SyncPassStatus, 'running'>,
+    outcome: { removed?: number; error?: string | null },
+  ): Promise<boolean> {
+    const result = await db.query(
+      `UPDATE sync_passes SET status = $2, finished_at = clock_timestamp(), removed = removed + $3, error = $4
+       WHERE id = $1 AND status = 'running'`,
+      [id, status, outcome.removed ?? 0, outcome.error ?? null],
+    );
+    return result.rowCount === 1;
+  }
+
+  /**
+   * Marks failed every running pass whose lease no longer covers it (expired, released or taken over):
+   * its holder died or lost the job. Returns the ids.
+   */
+  async failAbandoned(db: Sql = this.sql): Promise<{ id: string; resource: SyncResource }[]> {
+    const { rows } = await db.query<{ id: string; resource: SyncResource }>(
+      `UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(),
+         error = 'abandoned: its holder stopped renewing the lease (process died or lost the database)'
+       WHERE p.status = 'running' AND NOT EXISTS (
+         SELECT 1 FROM job_leases l
+         WHERE l.pass_id = p.id AND l.fencing_token = p.fencing_token AND l.expires_at > clock_timestamp())
+       RETURNING p.id::text, p.resource`,
+    );
+    return rows;
+  }
+
+  async get(id: string): Promise<SyncPassRecord | null> {
+    if (!/^[0-9]{1,18}$/.test(id)) return null;
+    const { rows } = await this.sql.query<PassRow>(`SELECT ${COLUMNS} FROM sync_passes WHERE id = $1`, [id]);
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async lastCompleted(resource: SyncResource): Promise<SyncPassRecord | null> {
+    const { rows } = await this.sql.query<PassRow>(
+      `SELECT ${COLUMNS} FROM sync_passes WHERE resource = $1 AND status = 'completed'
+       ORDER BY finished_at DESC, id DESC LIMIT 1`,
+      [resource],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  async running(resource: SyncResource): Promise<SyncPassRecord[]> {
+    const { rows } = await this.sql.query<PassRow>(
+      `SELECT ${COLUMNS} FROM sync_passes WHERE resource = $1 AND status = 'running' ORDER BY id DESC LIMIT 20`,
+      [resource],
+    );
+    return rows.map(toRecord);
+  }
+
+  async recentFailures(resource: SyncResource, limit: number): Promise<SyncPassRecord[]> {
+    const { rows } = await this.sql.query<PassRow>(
+      `SELECT ${COLUMNS} FROM sync_passes WHERE resource = $1 AND status IN ('failed', 'cancelled')
+       ORDER BY id DESC LIMIT $2`,
+      [resource, limit],
+    );
+    return rows.map(toRecord);
+  }
+}

@@ -1,0 +1,288 @@
+import type { Pool, PoolClient } from 'pg';
+import type { UpstreamClient } from '../upstream/upstream.client';
+import type { WalkPage } from '../upstream/upstream.types';
+import type { SyncConfig } from '../config/sync.config';
+import { LeaseLostError, PassCancelledError } from './catalog-sync.errors';
+import {
+  eventKey,
+  listingKey,
+  mapEvent,
+  mapListing,
+  mapPage,
+  type MappedPage,
+  type SkipReason,
+} from './catalog-sync.mapper';
+import type { SyncMetrics } from './catalog-sync.metrics';
+import type { EventRepository } from './event.repository';
+import type { JobLeaseRepository } from './job-lease.repository';
+import type { ListingRepository } from './listing.repository';
+import type { MirrorGenerationRepository } from './mirror-generation.repository';
+import type { Sql } from './sql';
+import { HeldLease, leaseName } from './sync-lease';
+import type { SyncPassRecord, SyncPassRepository } from './sync-pass.repository';
+import type { SyncResource } from './sync-pass.entity';
+
+export interface PassPlan {
+  resource: SyncResource;
+  /** Only for `event_listings` (an event refresh). */
+  scopeEventId: bigint | null;
+  trigger: 'startup' | 'schedule' | 'operator' | 'refresh';
+}
+
+export interface SyncLogger {
+  info(obj: object, msg: string): void;
+  warn(obj: object, msg: string): void;
+  error(obj: object, msg: string): void;
+}
+
+export interface PassDeps {
+  pool: Pool;
+  upstream: UpstreamClient;
+  config: SyncConfig;
+  leases: JobLeaseRepository;
+  passes: SyncPassRepository;
+  events: EventRepository;
+  listings: ListingRepository;
+  generation: MirrorGenerationRepository;
+  metrics: SyncMetrics;
+  logger: SyncLogger;
+  /** Identifies this process among replicas (host:pid:random). */
+  holderId: string;
+}
+
+export type StartResult =
+  | { started: true; pass: SyncPassRecord; done: Promise<SyncPassRecord>; cancel: () => void }
+  | { started: false; runningPassId: string | null };
+
+interface Outcome {
+  status: 'completed' | 'failed' | 'cancelled';
+  removed: number;
+  error: string | null;
+}
+
+async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Promise<T> {
+  await client.query('BEGIN');
+  try {
+    const result = await work();
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    await client.query('ROLLBACK').catch(() => undefined);
+    throw error;
+  }
+}
+
+function errorText(error: unknown): string {
+  const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
+  return text.slice(0, 1000);
+}
+
+/**
+ * Starts one pass under its lease: takes the lease (or reports the running pass), records the pass, and runs
+ * it in the background on a connection of its own. The walk fetches page N+1 while page N is written (one
+ * page of prefetch: memory is two pages at most); each page is one transaction that first checks the lease's
+ * fencing token. Only a walk that reached next_cursor = null sweeps (marks unseen rows removed), in the
+ * transaction that completes the pass.
+ */
+export async function startPass(deps: PassDeps, plan: PassPlan): Promise<StartResult> {
+  const { config } = deps;
+  const name = leaseName(plan.resource, plan.scopeEventId);
+  const client = await deps.pool.connect();
+  let released = false;
+  const releaseClient = (destroy = false): void => {
+    if (released) return;
+    released = true;
+    client.release(destroy);
+  };
+  let acquired: { pass: SyncPassRecord; token: string; clockOffsetMs: number } | null;
+  let busy: string | null = null;
+  try {
+    acquired = await inTransaction(client, async () => {
+      const before = Date.now();
+      const lease = await deps.leases.acquire(client, name, deps.holderId, config.SYNC_LEASE_TTL_MS);
+      if (!lease.acquired) {
+        busy = lease.passId;
+        return null;
+      }
+      const abandoned = await deps.passes.failAbandoned(client);
+      for (const gone of abandoned) {
+        deps.metrics.leaseTakeover(gone.resource);
+        deps.logger.warn(
+          { passId: gone.id, resource: gone.resource, takenOverBy: deps.holderId },
+          'sync pass abandoned by its holder marked failed',
+        );
+      }
+      const pass = await deps.passes.create(client, {
+        resource: plan.resource,
+        scopeEventId: plan.scopeEventId,
+        trigger: plan.trigger,
+        holder: deps.holderId,
+        fencingToken: lease.fencingToken,
+      });
+      await deps.leases.attachPass(client, name, lease.fencingToken, pass.id);
+      const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
+      return { pass, token: lease.fencingToken, clockOffsetMs };
+    });
+  } catch (error) {
+    releaseClient(true);
+    throw error;
+  }
+  if (!acquired) {
+    releaseClient();
+    return { started: false, runningPassId: busy };
+  }
+  const { pass, token, clockOffsetMs } = acquired;
+  const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, deps.leases, (error) =>
+    deps.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
+  );
+  const done = runPass(deps, plan, pass, client, lease, clockOffsetMs).finally(() => {
+    lease.stop();
+    releaseClient(!released && lease.signal.aborted);
+  });
+  return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+}
+
+async function runPass(
+  deps: PassDeps,
+  plan: PassPlan,
+  pass: SyncPassRecord,
+  client: PoolClient,
+  lease: HeldLease,
+  clockOffsetMs: number,
+): Promise<SyncPassRecord> {
+  const { logger, metrics, config } = deps;
+  const started = Date.now();
+  const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
+  const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
+  logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
+  const totals = { pages: 0, items: 0, upserted: 0, skipped: 0 };
+  const skippedByReason: Partial<Record<SkipReason, number>> = {};
+  let lastLog = started;
+  let outcome: Outcome;
+  const isEvents = plan.resource === 'events';
+  const repo = isEvents ? deps.events : deps.listings;
+
+  const writePage = async (mapped: MappedPage<unknown>, itemCount: number, observedAt: Date) => {
+    const written = await inTransaction(client, async () => {
+      if (!(await deps.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+      const count = isEvents
+        ? await deps.events.upsertPage(client, mapped.rows as never, observedAt, pass.id)
+        : await deps.listings.upsertPage(client, mapped.rows as never, observedAt, pass.id);
+      await deps.passes.addPage(client, pass.id, {
+        items: itemCount,
+        upserted: count,
+        skipped: mapped.skippedCount,
+      });
+      if (count > 0) await deps.generation.bump(client);
+      return count;
+    });
+    totals.pages++;
+    totals.items += itemCount;
+    totals.upserted += written;
+    totals.skipped += mapped.skippedCount;
+    metrics.pageWritten(plan.resource, itemCount, written, mapped.skippedCount);
+    for (const [reason, n] of Object.entries(mapped.skipped) as [SkipReason, number][]) {
+      skippedByReason[reason] = (skippedByReason[reason] ?? 0) + n;
+    }
+    if (mapped.skippedCount > 0) {
+      logger.warn(
+        { ...context, page: totals.pages, skipped: mapped.skipped },
+        'sync skipped items without identifiers',
+      );
+    }
+    const now = Date.now();
+    if (now - lastLog >= config.SYNC_PROGRESS_LOG_MS) {
+      lastLog = now;
+      logger.info(
+        {
+          ...context,
+          pages: totals.pages,
+          items: totals.items,
+          upserted: totals.upserted,
+          itemsPerSecond: Math.round((totals.items * 1000) / Math.max(1, now - started)),
+        },
+        'sync pass progress',
+      );
+    }
+  };
+
+  try {
+    await repo.prepareSeen(client);
+    const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
+      ? deps.upstream.walkUpcomingEvents(walkOptions)
+      : deps.upstream.walkActiveListings({
+          ...walkOptions,
+          ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
+        });
+    let observedAt = dbNow();
+    let next = walk.next();
+    try {
+      for (;;) {
+        const step = await next;
+        if (step.done) break;
+        const pageObservedAt = observedAt;
+        // Prefetch: the next page is fetched while this one is mapped and written.
+        observedAt = dbNow();
+        next = walk.next();
+        next.catch(() => undefined);
+        if (lease.signal.aborted) throw lease.signal.reason;
+        const mapped = isEvents
+          ? mapPage(step.value.items as never, mapEvent, eventKey)
+          : mapPage(step.value.items as never, mapListing, listingKey);
+        await writePage(mapped, step.value.items.length, pageObservedAt);
+      }
+    } catch (error) {
+      lease.abort(error instanceof Error ? error : new Error(String(error)));
+      await walk.return(undefined).catch(() => undefined);
+      throw lease.signal.reason instanceof LeaseLostError || lease.signal.reason instanceof PassCancelledError
+        ? lease.signal.reason
+        : error;
+    }
+    // The walk reached next_cursor = null: the only way a pass completes and sweeps.
+    const removed = await inTransaction(client, async () => {
+      if (!(await deps.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+      const count = isEvents
+        ? await deps.events.sweep(client, pass.startedAt, pass.id)
+        : await deps.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId);
+      if (count > 0) await deps.generation.bump(client);
+      if (!(await deps.passes.finish(client, pass.id, 'completed', { removed: count }))) {
+        throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+      }
+      return count;
+    });
+    outcome = { status: 'completed', removed, error: null };
+  } catch (error) {
+    const reason = lease.signal.aborted ? lease.signal.reason : error;
+    const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
+    outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
+    if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
+    await deps.passes
+      .finish(deps.pool as Sql, pass.id, status, { error: outcome.error })
+      .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
+  }
+  lease.stop();
+  if (!lease.lost) {
+    await deps.leases
+      .release(lease.name, lease.fencingToken)
+      .catch((e: unknown) => logger.warn({ ...context, err: e }, 'could not release the lease'));
+  }
+  await repo.dropSeen(client).catch(() => undefined);
+  const seconds = (Date.now() - started) / 1000;
+  metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
+  const summary = {
+    ...context,
+    status: outcome.status,
+    pages: totals.pages,
+    items: totals.items,
+    upserted: totals.upserted,
+    removed: outcome.removed,
+    skipped: totals.skipped,
+    ...(totals.skipped > 0 ? { skippedByReason } : {}),
+    seconds: Math.round(seconds * 1000) / 1000,
+    itemsPerSecond: Math.round(totals.items / Math.max(seconds, 0.001)),
+  };
+  if (outcome.status === 'completed') logger.info(summary, 'sync pass completed');
+  else logger.warn({ ...summary, error: outcome.error }, `sync pass ${outcome.status}`);
+  return (await deps.passes.get(pass.id)) ?? pass;
+}

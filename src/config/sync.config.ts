@@ -1,0 +1,56 @@
+import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Environment variables of `catalog-sync/` (docs/catalog-sync.md). Documented in `.env.example`; a unit
+ * test keeps the two in step.
+ */
+export class SyncConfig {
+  /** Scheduled passes (and the startup pass). false: only operator-triggered passes and event refreshes run. */
+  @EnvBool()
+  SYNC_ENABLED = true;
+
+  /** Run an events pass and a listings pass at startup (when SYNC_ENABLED). */
+  @EnvBool()
+  SYNC_ON_STARTUP = true;
+
+  @EnvInt(100, DAY_MS)
+  SYNC_EVENTS_INTERVAL_MS = 60_000;
+
+  @EnvInt(100, DAY_MS)
+  SYNC_LISTINGS_INTERVAL_MS = 300_000;
+
+  /** Each scheduled pass starts after its interval plus a random 0..SYNC_JITTER_MS (spreads replicas). */
+  @EnvInt(0, 3_600_000)
+  SYNC_JITTER_MS = 5000;
+
+  /** A lease not renewed for this long may be taken over (renewed every third of it while a pass runs). */
+  @EnvInt(300, 600_000)
+  SYNC_LEASE_TTL_MS = 30_000;
+
+  /** Upstream page size of sync walks (the contract's maximum is 1000). */
+  @EnvInt(1, 1000)
+  SYNC_PAGE_SIZE = 1000;
+
+  /** A resource whose last complete pass is older than this is reported stale (degraded) in readiness. */
+  @EnvInt(1000, 30 * DAY_MS)
+  SYNC_STALE_AFTER_MS = 900_000;
+
+  /** After this long from startup, readiness requires a complete pass for each resource. */
+  @EnvInt(0, DAY_MS)
+  SYNC_READY_GRACE_MS = 120_000;
+
+  /** How often the cached protocol config is refetched. */
+  @EnvInt(1000, 7 * DAY_MS)
+  SYNC_PROTOCOL_CONFIG_REFRESH_MS = 3_600_000;
+
+  /** Progress of a running pass is logged at most this often. */
+  @EnvInt(100, 600_000)
+  SYNC_PROGRESS_LOG_MS = 5000;
+}
+
+/** Reads and validates the sync variables (throws ConfigValidationError naming every bad one). */
+export function loadSyncConfig(env: NodeJS.ProcessEnv = process.env): SyncConfig {
+  return validateEnvClass(SyncConfig, env);
+}

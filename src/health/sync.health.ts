@@ -1,0 +1,32 @@
+import { Injectable } from '@nestjs/common';
+import { HealthIndicatorService } from '@nestjs/terminus';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
+
+/**
+ * Readiness of the catalog mirror: after the startup grace, a complete pass must exist for each resource;
+ * staleness past SYNC_STALE_AFTER_MS is reported (`state: degraded`) but keeps the service ready.
+ */
+@Injectable()
+export class SyncHealthIndicator {
+  constructor(
+    private readonly sync: CatalogSyncService,
+    private readonly health: HealthIndicatorService,
+  ) {}
+
+  async check(key: string, timeoutMs: number) {
+    const indicator = this.health.check(key);
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<'timeout'>((resolve) => {
+      timer = setTimeout(() => resolve('timeout'), timeoutMs);
+    });
+    try {
+      const readiness = await Promise.race([this.sync.readiness(), timeout]);
+      if (readiness === 'timeout') return indicator.down({ reason: 'sync status query timed out' });
+      return readiness.up ? indicator.up(readiness.details) : indicator.down(readiness.details);
+    } catch {
+      return indicator.down({ reason: 'sync status unavailable' });
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+}

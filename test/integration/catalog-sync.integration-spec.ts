@@ -1,0 +1,248 @@
+import { Pool, type PoolClient } from 'pg';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { mapListing, type ListingRow } from '../../src/catalog-sync/catalog-sync.mapper';
+import { EventRepository } from '../../src/catalog-sync/event.repository';
+import { JobLeaseRepository } from '../../src/catalog-sync/job-lease.repository';
+import { ListingRepository } from '../../src/catalog-sync/listing.repository';
+import { MirrorGenerationRepository } from '../../src/catalog-sync/mirror-generation.repository';
+import { SyncPassRepository } from '../../src/catalog-sync/sync-pass.repository';
+import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+
+const U64_MAX = 18446744073709551615n;
+
+const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
+
+function ev(id: bigint, name: string) {
+  return {
+    eventId: id,
+    name,
+    startAtRaw: '2027-01-01T00:00:00Z',
+    startAt: new Date('2027-01-01T00:00:00Z'),
+    raw: JSON.stringify({ event_id: id.toString(), name }),
+  };
+}
+
+async function tx<T>(pool: Pool, fn: (c: PoolClient) => Promise<T>): Promise<T> {
+  const c = await pool.connect();
+  try {
+    await c.query('BEGIN');
+    const r = await fn(c);
+    await c.query('COMMIT');
+    return r;
+  } finally {
+    c.release();
+  }
+}
+
+function listing(
+  eventId: bigint,
+  ticketId: bigint,
+  price: bigint,
+  extra: Record<string, unknown> = {},
+): ListingRow {
+  const mapped = mapListing({ eventId, ticketId, askPriceMinor: price, raw: { seller: 'S1', ...extra } });
+  if (!mapped.ok) throw new Error('unmappable fixture');
+  return mapped.row;
+}
+
+describe('catalog-sync repositories (real PostgreSQL)', () => {
+  const adminUrl = inject('databaseAdminUrl');
+  let url: string;
+  let pool: Pool;
+  let db: PoolClient;
+  const listings = new ListingRepository();
+  const events = new EventRepository();
+  let passes: SyncPassRepository;
+  let leases: JobLeaseRepository;
+  let generation: MirrorGenerationRepository;
+
+  beforeAll(async () => {
+    url = await createDatabaseFromTemplate(adminUrl);
+    pool = new Pool({ connectionString: url, max: 4 });
+    db = await pool.connect();
+    passes = new SyncPassRepository(pool);
+    leases = new JobLeaseRepository(pool);
+    generation = new MirrorGenerationRepository(pool);
+  });
+  afterAll(async () => {
+    db?.release();
+    await pool?.end();
+    await dropDatabase(adminUrl, url);
+  });
+  beforeEach(async () => {
+    await db.query('TRUNCATE listings, events, sync_passes, job_leases');
+    await listings.prepareSeen(db);
+    await events.prepareSeen(db);
+  });
+
+  const row = async (e: bigint, t: bigint) =>
+    (
+      await db.query<{ price: string; removed_at: Date | null; raw: Record<string, unknown> }>(
+        `SELECT ask_price_minor::text AS price, removed_at, raw FROM listings WHERE event_id = $1 AND ticket_id = $2`,
+        [e.toString(), t.toString()],
+      )
+    ).rows[0];
+
+  /** n_tup_ins + n_tup_upd + n_tup_del of the mirror tables, this connection's pending counts flushed. */
+  const tupleWrites = async (): Promise<number> => {
+    await db.query('SELECT pg_stat_force_next_flush()');
+    await db.query('SELECT 1');
+    await new Promise((r) => setTimeout(r, 300));
+    const other = await pool.connect();
+    try {
+      const { rows } = await other.query<{ n: string }>(
+        `SELECT coalesce(sum(n_tup_ins + n_tup_upd + n_tup_del), 0)::text AS n FROM pg_stat_user_tables
+         WHERE relname IN ('listings', 'events')`,
+      );
+      return Number(rows[0]?.n);
+    } finally {
+      other.release();
+    }
+  };
+
+  it('writes new rows, and an unchanged page writes nothing (pg_stat_user_tables counts no tuple)', async () => {
+    const page = [listing(1n, 1n, 100n), listing(1n, 2n, U64_MAX), listing(U64_MAX, U64_MAX, 5n)];
+    expect(await listings.upsertPage(db, page, at(1), '1')).toBe(3);
+    const before = await tupleWrites();
+    expect(await listings.upsertPage(db, page, at(2), '2')).toBe(0);
+    expect(await listings.upsertPage(db, page.toReversed(), at(3), '3')).toBe(0);
+    expect(await tupleWrites()).toBe(before);
+    // The measurement sees a real change.
+    expect(await listings.upsertPage(db, [listing(1n, 1n, 101n)], at(4), '4')).toBe(1);
+    expect(await tupleWrites()).toBeGreaterThan(before);
+    expect((await row(1n, 2n))?.price).toBe(U64_MAX.toString());
+    expect((await row(U64_MAX, U64_MAX))?.raw).toMatchObject({ event_id: U64_MAX.toString() });
+  });
+
+  it('hand-built array literals keep any text exactly (quotes, backslashes, braces, commas, unicode)', async () => {
+    const tricky = 'a"b\\c{d},e NULL \'f\' 🎫 \\u0041 "\\"';
+    await listings.upsertPage(
+      db,
+      [listing(2n, 1n, 1n, { note: tricky, nested: { list: [tricky, 'x'] } })],
+      at(1),
+      '1',
+    );
+    expect((await row(2n, 1n))?.raw).toMatchObject({ note: tricky, nested: { list: [tricky, 'x'] } });
+  });
+
+  it('never overwrites a row with data older than what it holds (stale-write guard)', async () => {
+    await listings.upsertPage(db, [listing(3n, 1n, 500n)], at(10), '1');
+    expect(await listings.upsertPage(db, [listing(3n, 1n, 400n)], at(5), '2')).toBe(0);
+    expect((await row(3n, 1n))?.price).toBe('500');
+    expect(await listings.upsertPage(db, [listing(3n, 1n, 600n)], at(11), '3')).toBe(1);
+    expect((await row(3n, 1n))?.price).toBe('600');
+  });
+
+  it('the sweep of a completed pass removes unseen rows only, keeps rows observed since it started, revives', async () => {
+    await listings.upsertPage(
+      db,
+      [listing(4n, 1n, 1n), listing(4n, 2n, 1n), listing(5n, 1n, 1n)],
+      at(1),
+      '1',
+    );
+    await listings.prepareSeen(db);
+    // Pass 2 starts at t=10 and sees only 4:1; meanwhile an event refresh observed 4:2 at t=12.
+    await listings.upsertPage(db, [listing(4n, 1n, 1n)], at(10), '2');
+    const refresh = await pool.connect();
+    try {
+      await listings.prepareSeen(refresh);
+      await listings.upsertPage(refresh, [listing(4n, 2n, 2n)], at(12), '3');
+    } finally {
+      await listings.dropSeen(refresh);
+      refresh.release();
+    }
+    expect(await listings.sweep(db, at(10), '2', null)).toBe(1);
+    expect((await row(5n, 1n))?.removed_at).not.toBeNull();
+    expect((await row(4n, 2n))?.removed_at).toBeNull();
+    expect((await row(4n, 1n))?.removed_at).toBeNull();
+    // A slower pass that saw 5:1 before the removal cannot revive it; a later observation does.
+    await listings.prepareSeen(db);
+    expect(await listings.upsertPage(db, [listing(5n, 1n, 1n)], at(9), '4')).toBe(0);
+    expect(await listings.upsertPage(db, [listing(5n, 1n, 1n)], at(20), '5')).toBe(1);
+    expect((await row(5n, 1n))?.removed_at).toBeNull();
+  });
+
+  it('an event refresh sweeps only its event', async () => {
+    await listings.upsertPage(
+      db,
+      [listing(6n, 1n, 1n), listing(6n, 2n, 1n), listing(7n, 1n, 1n)],
+      at(1),
+      '1',
+    );
+    await listings.prepareSeen(db);
+    await listings.upsertPage(db, [listing(6n, 1n, 1n)], at(10), '2');
+    expect(await listings.sweep(db, at(10), '2', 6n)).toBe(1);
+    expect((await row(6n, 2n))?.removed_at).not.toBeNull();
+    expect((await row(7n, 1n))?.removed_at).toBeNull();
+  });
+
+  it('events: upsert, no-op and sweep', async () => {
+    expect(await events.upsertPage(db, [ev(1n, 'A'), ev(U64_MAX, 'B')], at(1), '1')).toBe(2);
+    await events.prepareSeen(db);
+    expect(await events.upsertPage(db, [ev(U64_MAX, 'B')], at(10), '2')).toBe(0);
+    expect(await events.sweep(db, at(10), '2')).toBe(1);
+    const { rows } = await db.query<{ id: string }>(
+      `SELECT event_id::text AS id FROM events WHERE removed_at IS NULL`,
+    );
+    expect(rows).toEqual([{ id: U64_MAX.toString() }]);
+  });
+
+  it('the mirror generation bumps by one and notifies', async () => {
+    const listener = await pool.connect();
+    try {
+      const heard: string[] = [];
+      listener.on('notification', (n) => heard.push(n.payload ?? ''));
+      await listener.query('LISTEN mirror_generation');
+      const before = await generation.current();
+      await db.query('BEGIN');
+      const next = await generation.bump(db);
+      await db.query('COMMIT');
+      expect(next).toBe(before + 1n);
+      await new Promise((r) => setTimeout(r, 200));
+      expect(heard).toEqual([next.toString()]);
+    } finally {
+      await listener.query('UNLISTEN *');
+      listener.release();
+    }
+  });
+
+  it('leases: one holder at a time, takeover after expiry with a new fencing token, abandoned pass failed', async () => {
+    const first = await tx(pool, async (c) => {
+      const lease = await leases.acquire(c, 'sync:listings', 'A', 400);
+      if (!lease.acquired) throw new Error('expected the lease');
+      const pass = await passes.create(c, {
+        resource: 'listings',
+        scopeEventId: null,
+        trigger: 'schedule',
+        holder: 'A',
+        fencingToken: lease.fencingToken,
+      });
+      await leases.attachPass(c, 'sync:listings', lease.fencingToken, pass.id);
+      return { lease, pass };
+    });
+    const busy = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', 400));
+    expect(busy).toMatchObject({ acquired: false, holder: 'A', passId: first.pass.id });
+    expect(
+      await tx(pool, (c) =>
+        leases.holds(c, 'sync:listings', first.lease.acquired ? first.lease.fencingToken : ''),
+      ),
+    ).toBe(true);
+    expect(await passes.failAbandoned()).toEqual([]);
+
+    await new Promise((r) => setTimeout(r, 500));
+    const second = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', 400));
+    expect(second.acquired).toBe(true);
+    if (!second.acquired || !first.lease.acquired) return;
+    expect(BigInt(second.fencingToken)).toBe(BigInt(first.lease.fencingToken) + 1n);
+    expect(second.previous).toEqual({ holder: 'A', passId: first.pass.id });
+    // The old holder's writes are fenced off and renewals fail.
+    expect(
+      await tx(pool, (c) =>
+        leases.holds(c, 'sync:listings', first.lease.acquired ? first.lease.fencingToken : ''),
+      ),
+    ).toBe(false);
+    expect(await leases.renew('sync:listings', first.lease.fencingToken, 400)).toBe(false);
+    expect(await passes.failAbandoned()).toEqual([{ id: first.pass.id, resource: 'listings' }]);
+    expect((await passes.get(first.pass.id))?.status).toBe('failed');
+  });
+});
