@@ -15,6 +15,7 @@ import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
 import type { SyncConfig } from './config/sync.config';
+import type { ListingsConfig } from './config/listings.config';
 import { MetricsService } from './metrics/metrics.service';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -28,6 +29,8 @@ export interface CreateAppOptions {
   authConfig: AuthConfig;
   /** Catalog sync settings (SYNC_*); defaults when omitted. */
   syncConfig?: SyncConfig;
+  /** Read API settings (LISTINGS_*); defaults when omitted. */
+  listingsConfig?: ListingsConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -115,6 +118,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       logger,
       auth: options.authConfig,
       sync: options.syncConfig,
+      listings: options.listingsConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

@@ -8,8 +8,10 @@ import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
 import type { SyncConfig } from './config/sync.config';
+import type { ListingsConfig } from './config/listings.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
+import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
@@ -24,6 +26,8 @@ export interface AppModuleOptions {
   upstream: UpstreamOptions;
   /** Catalog sync settings (defaults when omitted). */
   sync?: SyncConfig;
+  /** Read API settings (LISTINGS_*); defaults when omitted. */
+  listings?: ListingsConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -35,7 +39,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.sync),
+        AppConfigModule.forRoot(config, options.sync, options.listings),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -61,6 +65,7 @@ export class AppModule {
         HealthModule,
         AuthModule.forRoot(options.auth),
         CatalogSyncModule,
+        ListingsModule,
         ...(options.extraModules ?? []),
       ],
     };

@@ -33,6 +33,7 @@ async function main(): Promise<void> {
       config,
       authConfig: configs.auth,
       syncConfig: configs.sync,
+      listingsConfig: configs.listings,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

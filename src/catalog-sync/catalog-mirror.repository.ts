@@ -12,6 +12,7 @@ import type {
   LiveListingResult,
   MirrorStateRow,
 } from './catalog-mirror.types';
+import { mapListing } from './catalog-sync.mapper';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.listener';
 
 // Exact sort keys of timestamps: microseconds survive the round trip through a cursor (a JS Date would not).
@@ -88,7 +89,8 @@ export class CatalogMirrorRepository {
           : [p.add(key, keyCast), p.add(eventId, 'numeric'), p.add(ticketId, 'numeric')];
       where.push(`(${columns.join(', ')}) ${sort.op} (${position.join(', ')})`);
     }
-    const order = columns.map((c) => `${c} ${sort.dir}`).join(', ');
+    // Qualified: a bare name would sort by the output column of that name (the ::text copy).
+    const order = columns.map((c) => `listings.${c} ${sort.dir}`).join(', ');
     const text = `SELECT ${LISTING_COLUMNS} FROM listings WHERE ${where.join(' AND ')}
       ORDER BY ${order} LIMIT ${p.add(query.limit + 1, 'int')}`;
     return this.rows<ListingRow>(text, p.values);
@@ -136,11 +138,11 @@ export class CatalogMirrorRepository {
     const parts: string[] = [];
     if (includeDated) {
       parts.push(`(SELECT ${EVENT_COLUMNS} FROM events WHERE ${dated.join(' AND ')}
-        ORDER BY start_at, event_id LIMIT ${limit})`);
+        ORDER BY events.start_at, events.event_id LIMIT ${limit})`);
     }
     if (includeUndated) {
       parts.push(`(SELECT ${EVENT_COLUMNS} FROM events WHERE ${undated.join(' AND ')}
-        ORDER BY event_id LIMIT ${limit})`);
+        ORDER BY events.event_id LIMIT ${limit})`);
     }
     if (parts.length === 0) return Promise.resolve([]);
     const text = `SELECT * FROM (${parts.join(' UNION ALL ')}) page
@@ -208,8 +210,10 @@ export class CatalogMirrorRepository {
       const run = async (text: string, values: unknown[] = []): Promise<{ g?: string }[]> =>
         ((await runner.query(text, values, true)) as QueryResult<{ g?: string }>).records;
       let changed: unknown[];
-      if (observation.live) {
-        const { askPriceMinor, raw, expiresAt } = observation.live;
+      const mapped = observation.live ? mapListing(observation.live) : null;
+      if (mapped && !mapped.ok) throw new Error(`live listing not storable: ${mapped.reason}`);
+      if (mapped) {
+        const { askPriceMinor, raw, expiresAt } = mapped.row;
         changed = await run(
           `INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
              last_seen_at, removed_at, observed_at)

@@ -1,3 +1,5 @@
+import type { ActiveListing } from '../upstream/upstream.types';
+
 /** Sorts of the listing pages: by exact price either way, or most recently first seen first. */
 export const LISTING_SORTS = ['price_asc', 'price_desc', 'newest'] as const;
 export type ListingSort = (typeof LISTING_SORTS)[number];
@@ -84,7 +86,7 @@ export interface LiveListingObservation {
   eventId: bigint;
   ticketId: bigint;
   /** The listing as the upstream returned it, or null: a complete walk of its event did not return it. */
-  live: { askPriceMinor: bigint; expiresAt: bigint | null; raw: Record<string, unknown> } | null;
+  live: ActiveListing | null;
   /** When the walk that observed it started. */
   observedAt: Date;
 }

@@ -1,4 +1,4 @@
-import { ValidationPipe, type ValidationError } from '@nestjs/common';
+import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { AppError, type FieldProblem } from './app-error';
 
 /** Flattens class-validator's tree into one entry per offending field, with dotted paths. */
@@ -17,9 +17,19 @@ export function validationFailed(problems: FieldProblem[]): AppError {
   return new AppError('VALIDATION_FAILED', `Invalid request: ${fields}`, problems);
 }
 
+/**
+ * A `bigint` parameter (`@Param('id', new ParseU64Pipe('id')) id: bigint`) is parsed by its own pipe,
+ * which runs after this global one: there is no DTO to validate, and trying would reject every value.
+ */
+class AppValidationPipe extends ValidationPipe {
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
+  }
+}
+
 /** Strict DTO validation: unknown fields are rejected, not silently dropped. */
 export function createValidationPipe(): ValidationPipe {
-  return new ValidationPipe({
+  return new AppValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
+import { ListingsConfig } from './listings.config';
 import { SandboxEnv } from './sandbox.config';
 import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
@@ -15,6 +16,7 @@ describe('.env.example', () => {
   const classes: [string, new () => object][] = [
     [AppConfig.name, AppConfig],
     [AuthConfig.name, AuthConfig],
+    [ListingsConfig.name, ListingsConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
     [SyncConfig.name, SyncConfig],

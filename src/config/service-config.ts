@@ -1,6 +1,7 @@
 import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
+import { loadListingsConfig, type ListingsConfig } from './listings.config';
 import { loadSandboxOptions } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
@@ -12,6 +13,7 @@ export interface ServiceConfig {
   auth: AuthConfig;
   upstream: UpstreamConfig;
   sync: SyncConfig;
+  listings: ListingsConfig;
   /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
   sandbox: SandboxOptions;
 }
@@ -27,6 +29,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
   const sync = load(() => loadSyncConfig(env));
+  const listings = load(() => loadListingsConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -37,7 +40,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sync || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !listings || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, sandbox };
+  return { app, auth, upstream, sync, listings, sandbox };
 }

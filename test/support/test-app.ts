@@ -4,6 +4,7 @@ import { inject } from 'vitest';
 import { createApp, type CreateAppOptions } from '../../src/app.factory';
 import { loadAuthConfig } from '../../src/config/auth.config';
 import { loadSyncConfig } from '../../src/config/sync.config';
+import { loadListingsConfig } from '../../src/config/listings.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -77,6 +78,7 @@ export async function startTestApp(
       authConfig: loadAuthConfig(fullEnv),
       // Scheduled sync passes only in tests that ask for them (SYNC_ENABLED=true).
       syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
+      listingsConfig: loadListingsConfig(fullEnv),
       databaseUrl,
       logDestination: logs,
       extraModules: options.extraModules,
