@@ -1,5 +1,5 @@
 import { Agent } from 'node:http';
-import { httpGet } from '../src/sandbox/sandbox.bench';
+import { httpGet } from './sandbox-walk';
 
 export interface Rate {
   items: number;

@@ -2,9 +2,8 @@ import 'reflect-metadata';
 import Fastify from 'fastify';
 import { Pool } from 'pg';
 import { createApp } from '../src/app.factory';
-import { loadServiceConfig } from '../src/config/service-config';
 import { upstreamOptionsFromConfig } from '../src/upstream/upstream.options';
-import { resolveUpstreamTarget } from '../src/upstream/upstream-target';
+import { loadStartupConfig, resolveUpstreamTarget } from '../src/upstream-target';
 
 /**
  * One server of the read benchmark, in its own process (so the load generator never shares its event
@@ -110,9 +109,9 @@ async function startBaseline(): Promise<{ port: number; close: () => Promise<voi
 }
 
 async function startService(): Promise<{ port: number; close: () => Promise<void> }> {
-  const configs = loadServiceConfig(process.env);
+  const configs = loadStartupConfig(process.env);
   const upstream = await resolveUpstreamTarget(configs.upstream, {
-    ...configs.sandbox,
+    ...configs.sandboxOptions,
     events: 1,
     listings: 10,
   });

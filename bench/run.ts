@@ -1,3 +1,4 @@
+import { benchCatalogSync } from './catalog-sync.bench';
 import { benchReadApi } from './read-api.bench';
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
@@ -6,27 +7,25 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
- * BENCH_LISTINGS sets the dataset size (default 1,000,000). `npm run bench -- read` runs one suite
- * (sandbox, upstream, read). Exits 1 when a target is missed.
+ * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, read). BENCH_LISTINGS sets the dataset
+ * size (default 1,000,000). Exits 1 when a target is missed.
  */
 async function main(): Promise<number> {
   const listings = Number(process.env.BENCH_LISTINGS ?? 1_000_000);
   const suites: Record<string, () => Promise<BenchReport>> = {
     sandbox: () => benchSandbox(listings),
-    upstream: () => benchUpstreamWalk(Math.min(listings, 200_000)),
+    'upstream-walk': () => benchUpstreamWalk(Math.min(listings, 200_000)),
+    sync: () => benchCatalogSync(listings),
     read: () => benchReadApi(),
   };
-  // `npm run bench -- <suite>` runs one suite; no argument runs them all.
-  const only = process.argv[2];
-  if (only !== undefined && !(only in suites)) {
-    console.error(`unknown suite ${only}; one of ${Object.keys(suites).join(', ')}`);
-    return 2;
-  }
-  const benches = Object.entries(suites)
-    .filter(([name]) => only === undefined || name === only)
-    .map(([, bench]) => bench);
+  // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all.
+  const selected = process.argv.slice(2);
+  const unknown = selected.filter((name) => !(name in suites));
+  if (unknown.length > 0)
+    throw new Error(`unknown bench suite ${unknown.join(', ')}; known: ${Object.keys(suites).join(', ')}`);
   let ok = true;
-  for (const bench of benches) ok = printReport(await bench()) && ok;
+  for (const [name, bench] of Object.entries(suites))
+    if (selected.length === 0 || selected.includes(name)) ok = printReport(await bench()) && ok;
   return ok ? 0 : 1;
 }
 

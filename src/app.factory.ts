@@ -1,5 +1,4 @@
-import { randomUUID } from 'node:crypto';
-import type { Duplex } from 'node:stream';
+import type { Server } from 'node:http';
 import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
@@ -7,16 +6,27 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
 import { AppModule, type AppModuleOptions } from './app.module';
-import { AllExceptionsFilter, type ErrorBody } from './common/all-exceptions.filter';
+import { AllExceptionsFilter } from './common/all-exceptions.filter';
+import { AppError } from './common/app-error';
+import {
+  createClientErrorHandler,
+  createFrameworkErrorHandler,
+  MAX_PARAM_LENGTH,
+  type BareAnswerSink,
+} from './common/bare-answers';
+import { installJsonBodyParser } from './common/json-body';
 import { createRootLogger } from './common/logging';
 import { setupOpenApi } from './common/openapi';
 import { REQUEST_ID_HEADER, requestIdFrom } from './common/request-id';
+import { HELMET_OPTIONS } from './common/security-headers';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
 import { MetricsService } from './metrics/metrics.service';
+import { UpstreamError } from './upstream/upstream.error';
+import { upstreamToAppError } from './upstream/upstream-error.mapper';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
 export interface CreateAppOptions {
@@ -38,27 +48,6 @@ export interface CreateAppOptions {
 export interface CreatedApp {
   app: NestFastifyApplication;
   logger: Logger;
-}
-
-function answerClientError(error: NodeJS.ErrnoException, socket: Duplex): void {
-  if (!socket.writable || error.code === 'ECONNRESET') {
-    socket.destroy();
-    return;
-  }
-  const status = error.code === 'HPE_HEADER_OVERFLOW' ? 431 : 400;
-  const errorBody: ErrorBody = {
-    error: {
-      code: 'BAD_REQUEST',
-      message: status === 431 ? 'Request headers are too large' : 'Malformed HTTP request',
-      requestId: randomUUID(),
-    },
-  };
-  const body = JSON.stringify(errorBody);
-  socket.end(
-    `HTTP/1.1 ${status} ${status === 431 ? 'Request Header Fields Too Large' : 'Bad Request'}\r\n` +
-      `content-type: application/json; charset=utf-8\r\ncontent-length: ${Buffer.byteLength(body)}\r\n` +
-      `connection: close\r\n\r\n${body}`,
-  );
 }
 
 function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: MetricsService): void {
@@ -98,18 +87,54 @@ function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: 
   });
 }
 
+/**
+ * Requests Node would answer itself with an empty body (an `Expect:` it cannot meet: 417; HTTP/1.1
+ * without `Host`: 400) go through Fastify instead and are refused here, after helmet's hook, so the
+ * answer has the error shape, the headers, the log line and the metric like any other.
+ */
+function installProtocolChecks(fastify: FastifyInstance): void {
+  const server: Server = fastify.server;
+  // Without a listener Node writes a bare 417; with one, the request is ours to answer.
+  server.on('checkExpectation', (req, res) => server.emit('request', req, res));
+  fastify.addHook('onRequest', (request, _reply, done) => {
+    const expect = request.headers.expect;
+    if (expect !== undefined && expect.toLowerCase() !== '100-continue') {
+      done(new AppError('EXPECTATION_FAILED', 'Only `Expect: 100-continue` is supported'));
+      return;
+    }
+    if (request.raw.httpVersion === '1.1' && !request.headers.host) {
+      done(new AppError('BAD_REQUEST', 'The Host header is required'));
+      return;
+    }
+    done();
+  });
+}
+
 /** Builds the whole service (used by main.ts and the e2e tests alike). Call `app.listen` after. */
 export async function createApp(options: CreateAppOptions): Promise<CreatedApp> {
   const { config } = options;
   const logger = createRootLogger(config, options.logDestination);
+  const bareAnswers: BareAnswerSink = { logger };
+  const headersTimeout = Math.min(config.HTTP_HEADERS_TIMEOUT_MS, config.HTTP_REQUEST_TIMEOUT_MS);
   const adapter = new FastifyAdapter({
     logger: false,
     bodyLimit: config.BODY_LIMIT_BYTES,
     genReqId: requestIdFrom,
     trustProxy: false,
     return503OnClosing: true,
-    // Requests too malformed to reach a route (bad header bytes…) still get the documented error shape.
-    clientErrorHandler: answerClientError,
+    requestTimeout: config.HTTP_REQUEST_TIMEOUT_MS,
+    http: {
+      headersTimeout,
+      // Node checks both timeouts on this interval (default 30 s, far coarser than the timeouts).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(headersTimeout / 2))),
+      // A missing Host is refused by our onRequest hook instead, in the error shape (Node's is empty).
+      requireHostHeader: false,
+    },
+    routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Requests too malformed to reach a route (bad header bytes, timeouts…) still get the error shape.
+    clientErrorHandler: createClientErrorHandler(bareAnswers),
+    // So do URLs the router cannot decode (bad percent-escape) or over-long path parameters (414).
+    frameworkErrors: createFrameworkErrorHandler(bareAnswers),
   });
   const app = await NestFactory.create<NestFastifyApplication>(
     AppModule.forRoot({
@@ -130,24 +155,24 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
     { bufferLogs: true, abortOnError: false, bodyParser: false },
   );
   app.useLogger(app.get(PinoNestLogger));
-  const filter = new AllExceptionsFilter(logger);
+  const metrics = app.get(MetricsService);
+  bareAnswers.metrics = metrics;
+  // The filter learns the upstream client's error here, at the composition root: common/ imports no
+  // feature module, and upstream/ already depends on common/ (AppError) for its mapper.
+  const filter = new AllExceptionsFilter(logger, [
+    (exception) => (exception instanceof UpstreamError ? upstreamToAppError(exception) : undefined),
+  ]);
   app.useGlobalFilters(filter);
   app.useGlobalPipes(createValidationPipe());
 
   const fastify = app.getHttpAdapter().getInstance();
-  // Fastify's own JSON parser stays (prototype-poisoning safe); any other body type is a 415.
+  // Fastify's own JSON parser stays (prototype-poisoning safe) behind a nesting-depth check; any other
+  // body type is a 415.
   fastify.removeContentTypeParser('text/plain');
-  installRequestHooks(fastify, logger, app.get(MetricsService));
-  await app.register(helmet, {
-    contentSecurityPolicy: {
-      directives: {
-        defaultSrc: ["'self'"],
-        scriptSrc: ["'self'", "'unsafe-inline'"],
-        styleSrc: ["'self'", "'unsafe-inline'"],
-        imgSrc: ["'self'", 'data:'],
-      },
-    },
-  });
+  installJsonBodyParser(fastify);
+  installRequestHooks(fastify, logger, metrics);
+  await app.register(helmet, HELMET_OPTIONS);
+  installProtocolChecks(fastify);
   if (config.docsEnabled) setupOpenApi(app);
   await app.init();
   return { app, logger };

@@ -1,15 +1,19 @@
 import 'reflect-metadata';
 import { createApp } from './app.factory';
-import { loadServiceConfig, type ServiceConfig } from './config/service-config';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
-import { resolveUpstreamTarget, type UpstreamTarget } from './upstream/upstream-target';
+import {
+  loadStartupConfig,
+  resolveUpstreamTarget,
+  type StartupConfig,
+  type UpstreamTarget,
+} from './upstream-target';
 
 /** Validates all configuration; on any problem prints every one (names only) and exits 2. */
-function loadConfigOrExit(): ServiceConfig {
+function loadConfigOrExit(): StartupConfig {
   try {
-    return loadServiceConfig(process.env);
+    return loadStartupConfig(process.env);
   } catch (error) {
     if (!(error instanceof ConfigValidationError)) throw error;
     process.stderr.write(`${error.message}\n`);
@@ -28,7 +32,7 @@ async function main(): Promise<void> {
   };
   try {
     database = await resolveDatabase(config);
-    upstream = await resolveUpstreamTarget(configs.upstream, configs.sandbox);
+    upstream = await resolveUpstreamTarget(configs.upstream, configs.sandboxOptions);
     const { app, logger } = await createApp({
       config,
       authConfig: configs.auth,

@@ -30,10 +30,13 @@ interface FakeRequest {
   clientContext?: unknown;
   rateLimitBucket?: unknown;
   routeOptions: { url: string };
+  /** Node's raw header list, as Fastify's `request.raw` carries it. */
+  raw: { rawHeaders: string[] };
 }
 
 function contextFor(controller: object, method: string, headers: Record<string, string>) {
-  const request: FakeRequest = { id: 'req-1', headers, routeOptions: { url: '/x' } };
+  const rawHeaders = Object.entries(headers).flat();
+  const request: FakeRequest = { id: 'req-1', headers, routeOptions: { url: '/x' }, raw: { rawHeaders } };
   const reply = { header: vi.fn<(name: string, value: string) => unknown>() };
   const ctx = {
     getHandler: () => (controller as { prototype: Record<string, unknown> }).prototype[method],

@@ -35,7 +35,7 @@ export class AccessGuard implements CanActivate {
 
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
-    const presented = presentedKey(request.headers);
+    const presented = presentedKey(request.headers, request.raw.rawHeaders);
     if (presented === undefined) this.refuse(request, http.getResponse<FastifyReply>(), 'missing');
     if (presented === null) this.refuse(request, http.getResponse<FastifyReply>(), 'malformed');
     const result = await this.authenticator.authenticate(presented);

@@ -1,10 +1,12 @@
 import { Body, Controller, Delete, Get, HttpCode, Param, ParseUUIDPipe, Post, Query } from '@nestjs/common';
 import { ApiCreatedResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { AppError } from '../common/app-error';
+import { KeysetCursorCodec } from '../common/keyset-cursor';
+import { keysetPage } from '../common/keyset-page';
 import { ApiErrorResponse } from '../common/openapi';
 import { RequireScope } from './access.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
-import { decodeApiClientCursor, encodeApiClientCursor } from './api-client.cursor';
+import { apiClientAfter, apiClientListBinding, apiClientPosition } from './api-client.cursor';
 import { ApiClientsService } from './api-clients.service';
 import type { ClientContext } from './client-context';
 import { CurrentClient } from './current-client.decorator';
@@ -24,6 +26,7 @@ const clientId = new ParseUUIDPipe({
 /**
  * Key management over HTTP. Keys issued here are owned by the issuing admin client: another admin
  * key sees 404 for them (the `keys` CLI, run by an operator with database access, sees all).
+ * Revoking a key revokes every key it issued, transitively: no key outlives the key that issued it.
  */
 @ApiTags('admin')
 @RequireScope('admin')
@@ -32,6 +35,7 @@ export class AdminApiClientsController {
   constructor(
     private readonly clients: ApiClientsService,
     private readonly authenticator: ApiKeyAuthenticator,
+    private readonly cursors: KeysetCursorCodec,
   ) {}
 
   @Post()
@@ -52,14 +56,12 @@ export class AdminApiClientsController {
     @CurrentClient() caller: ClientContext,
     @Query() query: ListApiClientsQueryDto,
   ): Promise<ApiClientPageDto> {
-    const after = query.cursor ? decodeApiClientCursor(query.cursor) : undefined;
-    const page = await this.clients.list(query.limit + 1, { createdBy: caller.id, after });
-    const items = page.slice(0, query.limit);
-    const last = items.at(-1);
-    return {
-      items: items.map((v) => ApiClientResponseDto.from(v)),
-      nextCursor: page.length > query.limit && last ? encodeApiClientCursor(last) : null,
-    };
+    const binding = apiClientListBinding(caller.id);
+    const after = query.cursor ? apiClientAfter(this.cursors.decode(query.cursor, binding)) : undefined;
+    const rows = await this.clients.list(query.limit + 1, { createdBy: caller.id, after });
+    const page = keysetPage(rows, query.limit, apiClientPosition, this.cursors, binding);
+    // This endpoint predates the shared `next_cursor` and keeps its published camelCase name.
+    return { items: page.items.map((v) => ApiClientResponseDto.from(v)), nextCursor: page.next_cursor };
   }
 
   @Get(':id')
@@ -78,7 +80,9 @@ export class AdminApiClientsController {
   @Delete(':id')
   @HttpCode(200)
   @ApiOperation({
-    summary: 'Revoke a key issued by the calling admin client (effective on the next request)',
+    summary:
+      'Revoke a key issued by the calling admin client, and every key it issued in turn ' +
+      '(effective on the next request)',
   })
   @ApiOkResponse({ type: ApiClientResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no key with this id was issued by the calling client')
@@ -88,7 +92,7 @@ export class AdminApiClientsController {
   ): Promise<ApiClientResponseDto> {
     const revoked = await this.clients.revoke(id, caller.id);
     if (!revoked) throw new AppError('NOT_FOUND', 'API client not found');
-    this.authenticator.invalidate(revoked.id);
+    for (const revokedId of [revoked.id, ...revoked.alsoRevoked]) this.authenticator.invalidate(revokedId);
     return ApiClientResponseDto.from(revoked);
   }
 }

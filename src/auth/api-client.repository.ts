@@ -74,21 +74,33 @@ export class ApiClientRepository {
   }
 
   /**
-   * Sets revoked_at once (an already revoked client keeps its first revocation time).
-   * Returns the row, or null when no such client (owned by `createdBy`, when given) exists.
+   * Revokes a client and every client it issued, transitively (keys must not outlive the admin key
+   * that issued them), in one statement and so one transaction. revoked_at is set once: an already
+   * revoked client keeps its first revocation time. Returns the row and the ids of the issued keys
+   * this call revoked, or null when no such client (owned by `createdBy`, when given) exists.
    */
-  async revoke(id: string, createdBy?: string): Promise<ApiClientEntity | null> {
+  async revoke(
+    id: string,
+    createdBy?: string,
+  ): Promise<{ row: ApiClientEntity; alsoRevoked: string[] } | null> {
     const found = await this.findById(id, createdBy);
     if (!found) return null;
-    if (!found.revokedAt) {
-      await this.rows
-        .createQueryBuilder()
-        .update()
-        .set({ revokedAt: () => 'now()' })
-        .where('id = :id AND revoked_at IS NULL', { id })
-        .execute();
-    }
-    return this.rows.findOneByOrFail({ id });
+    // UNION (not UNION ALL) ends the walk even on a (never expected) created_by cycle.
+    const revoked = await this.rows.query<{ id: string }[]>(
+      `WITH RECURSIVE issued(id) AS (
+         SELECT id FROM api_clients WHERE id = $1
+         UNION
+         SELECT c.id FROM api_clients c JOIN issued i ON c.created_by = i.id
+       ), revoked AS (
+         UPDATE api_clients SET revoked_at = now()
+         WHERE id IN (SELECT id FROM issued) AND revoked_at IS NULL
+         RETURNING id
+       )
+       SELECT id FROM revoked`,
+      [id],
+    );
+    const row = await this.rows.findOneByOrFail({ id });
+    return { row, alsoRevoked: revoked.map((r) => r.id).filter((revokedId) => revokedId !== id) };
   }
 
   async touchLastUsed(id: string): Promise<void> {

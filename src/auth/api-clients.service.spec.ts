@@ -34,10 +34,10 @@ class FakeRepository {
     return this.rows.get(prefix) ?? null;
   }
 
-  async revoke(id: string): Promise<ApiClientEntity | null> {
+  async revoke(id: string): Promise<{ row: ApiClientEntity; alsoRevoked: string[] } | null> {
     const row = [...this.rows.values()].find((r) => r.id === id) ?? null;
     if (row) row.revokedAt ??= new Date();
-    return row;
+    return row ? { row, alsoRevoked: [] } : null;
   }
 }
 

@@ -16,6 +16,11 @@ export interface ApiClientView {
   lastUsedAt: Date | null;
 }
 
+/** A revoked client, with the keys it had issued (transitively) that its revocation revoked. */
+export interface RevokedClient extends ApiClientView {
+  alsoRevoked: string[];
+}
+
 export interface IssuedKey {
   client: ApiClientView;
   /** The only time the key exists outside the caller's hands: show it once, never store it. */
@@ -126,9 +131,10 @@ export class ApiClientsService {
     return row ? toView(row) : null;
   }
 
-  async revoke(id: string, createdBy?: string): Promise<ApiClientView | null> {
-    const row = await this.repository.revoke(id, createdBy);
-    return row ? toView(row) : null;
+  /** Revokes the client and every key it issued, transitively (see ApiClientRepository.revoke). */
+  async revoke(id: string, createdBy?: string): Promise<RevokedClient | null> {
+    const result = await this.repository.revoke(id, createdBy);
+    return result ? { ...toView(result.row), alsoRevoked: result.alsoRevoked } : null;
   }
 
   async touchLastUsed(id: string): Promise<void> {

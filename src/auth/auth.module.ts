@@ -3,6 +3,7 @@ import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
+import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
 import { AccessGuard } from './access.guard';
 import { AdminApiClientsController } from './admin-api-clients.controller';
@@ -27,6 +28,7 @@ export class AuthModule {
       global: true,
       imports: [
         TypeOrmModule.forFeature([ApiClientEntity]),
+        PaginationModule,
         ThrottlerModule.forRoot({
           throttlers: [
             {

@@ -12,7 +12,7 @@ function thrown(fn: () => unknown): unknown {
   return undefined;
 }
 
-describe('assertOwnedBy', () => {
+describe(assertOwnedBy.name, () => {
   it('returns the record to its owner', () => {
     fc.assert(
       fc.property(fc.uuid(), fc.string(), (owner, data) => {

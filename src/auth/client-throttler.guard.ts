@@ -9,7 +9,7 @@ import {
   type ThrottlerRequest,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
-import type { FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/app-error';
 import { AuthConfig } from '../config/auth.config';
 import type { RateLimitBucket } from './authenticated-request';
@@ -67,6 +67,12 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     detail: ThrottlerLimitDetail,
   ): Promise<void> {
     const windowSeconds = Math.round(this.config.RATE_LIMIT_WINDOW_MS / 1000);
+    // The base guard sets X-RateLimit-* only on answers it lets through; a client backing off reads
+    // them on the 429 too (names as on 200s: the default throttler has no suffix).
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    void reply.header(`${this.headerPrefix}-Limit`, detail.limit);
+    void reply.header(`${this.headerPrefix}-Remaining`, 0);
+    void reply.header(`${this.headerPrefix}-Reset`, Math.max(1, detail.timeToExpire));
     throw new AppError(
       'RATE_LIMITED',
       `Rate limit exceeded: ${detail.limit} requests per ${windowSeconds} s for ${this.bucket(context)} routes`,

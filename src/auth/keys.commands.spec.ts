@@ -10,7 +10,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv = { NODE_ENV: 'test' }
   return { code, out: out.join('\n'), err: err.join('\n') };
 }
 
-describe('runKeysCommand', () => {
+describe(runKeysCommand.name, () => {
   it('generate prints one well-formed key', async () => {
     const result = await run(['generate']);
     expect(result.code).toBe(0);

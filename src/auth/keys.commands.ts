@@ -19,7 +19,7 @@ export interface KeysIo {
 export const KEYS_USAGE = `usage: npm run keys -- <command>
   create --name <name> --scopes <scope,...> [--json]   issue a key (printed once, never stored)
   list [--json]                                         every client, no secrets
-  revoke <id>                                           revoke a client (401 within API_KEY_CACHE_TTL_MS, default 2 s)
+  revoke <id>                                           revoke a client and every key it issued (401 within API_KEY_CACHE_TTL_MS, default 2 s)
   generate                                              print a new well-formed key, store nothing
                                                         (for BFF_BOOTSTRAP_API_KEY)
 scopes: ${SCOPES.join(', ')} (admin implies all)`;
@@ -143,6 +143,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
       io.out(
         `revoked API client ${revoked.id} (${revoked.name}) at ${revoked.revokedAt?.toISOString() ?? '?'}`,
       );
+      for (const issued of revoked.alsoRevoked)
+        io.out(`revoked API client ${issued} (issued by a revoked key)`);
       return 0;
     }
     default:

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { UnsafeJsonInteger } from '../upstream/safe-json';
+import { UnsafeJsonInteger } from '../upstream/wire/safe-json';
 import type { ActiveListing, UpcomingEvent } from '../upstream/upstream.types';
 import { listingKey, mapEvent, mapListing, mapPage, parseI64, parseStartAt } from './catalog-sync.mapper';
 

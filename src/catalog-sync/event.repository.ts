@@ -63,4 +63,41 @@ export class EventRepository {
     );
     return result.rowCount ?? 0;
   }
+
+  /** Reconciliation (sync:verify): see ListingRepository.comparePage. */
+  async comparePage(db: Sql, rows: readonly EventRow[]): Promise<{ missing: string[]; differing: string[] }> {
+    if (rows.length === 0) return { missing: [], differing: [] };
+    const { rows: result } = await db.query<{ key: string; missing: boolean }>(
+      `WITH page AS (
+         SELECT * FROM unnest($1::numeric[], $2::text[], $3::text[], $4::text[])
+           AS p(event_id, name, start_at_raw, raw)
+       ), seen AS (
+         INSERT INTO sync_seen_events (event_id) SELECT event_id FROM page
+       )
+       SELECT p.event_id::text AS key, e.event_id IS NULL AS missing
+       FROM page p LEFT JOIN events e ON e.event_id = p.event_id AND e.removed_at IS NULL
+       WHERE e.event_id IS NULL OR e.name <> p.name OR e.start_at_raw <> p.start_at_raw OR e.raw <> p.raw::jsonb`,
+      [
+        numericArray(rows.map((r) => r.eventId)),
+        textArray(rows.map((r) => r.name)),
+        textArray(rows.map((r) => r.startAtRaw)),
+        textArray(rows.map((r) => r.raw)),
+      ],
+    );
+    return {
+      missing: result.filter((r) => r.missing).map((r) => r.key),
+      differing: result.filter((r) => !r.missing).map((r) => r.key),
+    };
+  }
+
+  async unseenActive(db: Sql, limit: number): Promise<{ count: number; keys: string[] }> {
+    const { rows } = await db.query<{ key: string; total: string }>(
+      `SELECT e.event_id::text AS key, count(*) OVER ()::text AS total
+       FROM events e WHERE e.removed_at IS NULL AND NOT EXISTS (
+         SELECT 1 FROM sync_seen_events s WHERE s.event_id = e.event_id)
+       ORDER BY e.event_id LIMIT $1`,
+      [limit],
+    );
+    return { count: Number(rows[0]?.total ?? 0), keys: rows.map((r) => r.key) };
+  }
 }

@@ -78,4 +78,49 @@ export class ListingRepository {
     );
     return result.rowCount ?? 0;
   }
+
+  /**
+   * Reconciliation (sync:verify): records the page's keys as seen and returns the keys the mirror lacks
+   * (no active row) and those whose active row differs from the upstream item. Writes only the TEMP table.
+   */
+  async comparePage(
+    db: Sql,
+    rows: readonly ListingRow[],
+  ): Promise<{ missing: string[]; differing: string[] }> {
+    if (rows.length === 0) return { missing: [], differing: [] };
+    const { rows: result } = await db.query<{ key: string; missing: boolean }>(
+      `WITH page AS (
+         SELECT * FROM unnest($1::numeric[], $2::numeric[], $3::numeric[], $4::text[])
+           AS p(event_id, ticket_id, ask_price_minor, raw)
+       ), seen AS (
+         INSERT INTO sync_seen_listings (event_id, ticket_id) SELECT event_id, ticket_id FROM page
+       )
+       SELECT p.event_id::text || ':' || p.ticket_id::text AS key, l.event_id IS NULL AS missing
+       FROM page p LEFT JOIN listings l
+         ON l.event_id = p.event_id AND l.ticket_id = p.ticket_id AND l.removed_at IS NULL
+       WHERE l.event_id IS NULL OR l.ask_price_minor <> p.ask_price_minor OR l.raw <> p.raw::jsonb`,
+      [
+        numericArray(rows.map((r) => r.eventId)),
+        numericArray(rows.map((r) => r.ticketId)),
+        numericArray(rows.map((r) => r.askPriceMinor)),
+        textArray(rows.map((r) => r.raw)),
+      ],
+    );
+    return {
+      missing: result.filter((r) => r.missing).map((r) => r.key),
+      differing: result.filter((r) => !r.missing).map((r) => r.key),
+    };
+  }
+
+  /** Active mirror rows the reconciliation walk did not see (up to `limit` keys) and their count. */
+  async unseenActive(db: Sql, limit: number): Promise<{ count: number; keys: string[] }> {
+    const { rows } = await db.query<{ key: string; total: string }>(
+      `SELECT l.event_id::text || ':' || l.ticket_id::text AS key, count(*) OVER ()::text AS total
+       FROM listings l WHERE l.removed_at IS NULL AND NOT EXISTS (
+         SELECT 1 FROM sync_seen_listings s WHERE s.event_id = l.event_id AND s.ticket_id = l.ticket_id)
+       ORDER BY l.event_id, l.ticket_id LIMIT $1`,
+      [limit],
+    );
+    return { count: Number(rows[0]?.total ?? 0), keys: rows.map((r) => r.key) };
+  }
 }

@@ -156,6 +156,8 @@ async function runPass(
   const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
   logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
   const totals = { pages: 0, items: 0, upserted: 0, skipped: 0 };
+  /** Where the pass spent its time: waiting for upstream pages, mapping them, writing them. */
+  const stages = { waitMs: 0, mapMs: 0, writeMs: 0 };
   const skippedByReason: Partial<Record<SkipReason, number>> = {};
   let lastLog = started;
   let outcome: Outcome;
@@ -219,7 +221,9 @@ async function runPass(
     let next = walk.next();
     try {
       for (;;) {
+        const waitStarted = performance.now();
         const step = await next;
+        stages.waitMs += performance.now() - waitStarted;
         if (step.done) break;
         const pageObservedAt = observedAt;
         // Prefetch: the next page is fetched while this one is mapped and written.
@@ -227,10 +231,14 @@ async function runPass(
         next = walk.next();
         next.catch(() => undefined);
         if (lease.signal.aborted) throw lease.signal.reason;
+        const mapStarted = performance.now();
         const mapped = isEvents
           ? mapPage(step.value.items as never, mapEvent, eventKey)
           : mapPage(step.value.items as never, mapListing, listingKey);
+        const writeStarted = performance.now();
+        stages.mapMs += writeStarted - mapStarted;
         await writePage(mapped, step.value.items.length, pageObservedAt);
+        stages.writeMs += performance.now() - writeStarted;
       }
     } catch (error) {
       lease.abort(error instanceof Error ? error : new Error(String(error)));
@@ -280,6 +288,11 @@ async function runPass(
     skipped: totals.skipped,
     ...(totals.skipped > 0 ? { skippedByReason } : {}),
     seconds: Math.round(seconds * 1000) / 1000,
+    stageSeconds: {
+      upstreamWait: Math.round(stages.waitMs) / 1000,
+      map: Math.round(stages.mapMs) / 1000,
+      write: Math.round(stages.writeMs) / 1000,
+    },
     itemsPerSecond: Math.round(totals.items / Math.max(seconds, 0.001)),
   };
   if (outcome.status === 'completed') logger.info(summary, 'sync pass completed');

@@ -6,7 +6,7 @@ import {
 } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { describe, expect, it } from 'vitest';
-import { AllExceptionsFilter, resolveError } from './all-exceptions.filter';
+import { AllExceptionsFilter, resolveError, type ErrorTranslator } from './all-exceptions.filter';
 import { AppError } from './app-error';
 
 const routed = { method: 'GET', url: '/v1/x', routeOptions: { url: '/v1/x' } } as unknown as FastifyRequest;
@@ -77,6 +77,45 @@ describe(AllExceptionsFilter.name, () => {
     expect(resolveError({ statusCode: 413, code: 'FST_ERR_CTP_BODY_TOO_LARGE' }, routed)).toMatchObject({
       status: 413,
       code: 'PAYLOAD_TOO_LARGE',
+    });
+  });
+
+  describe('with error translators (how app.factory.ts teaches it UpstreamError)', () => {
+    class ModuleError extends Error {
+      constructor(readonly kind: 'down' | 'busy') {
+        super('module text with trb_live_secret');
+      }
+    }
+    const translators: ErrorTranslator[] = [
+      () => undefined,
+      (e) =>
+        e instanceof ModuleError
+          ? e.kind === 'down'
+            ? new AppError('UPSTREAM_UNAVAILABLE', 'down')
+            : new AppError('SERVICE_UNAVAILABLE', 'busy', undefined, 7)
+          : undefined,
+    ];
+
+    it('answers a translated error with its code, status and Retry-After instead of a 500', () => {
+      expect(resolveError(new ModuleError('down'), routed, translators)).toEqual({
+        status: 502,
+        code: 'UPSTREAM_UNAVAILABLE',
+        message: 'down',
+        details: undefined,
+        retryAfterSeconds: undefined,
+      });
+      expect(resolveError(new ModuleError('busy'), routed, translators)).toMatchObject({
+        status: 503,
+        retryAfterSeconds: 7,
+      });
+    });
+
+    it('leaves errors no translator claims to the usual rules', () => {
+      expect(resolveError(new Error('x'), routed, translators)).toMatchObject({
+        status: 500,
+        code: 'INTERNAL',
+      });
+      expect(resolveError(new ModuleError('down'), routed)).toMatchObject({ status: 500, code: 'INTERNAL' });
     });
   });
 });

@@ -65,7 +65,22 @@ function healthCheckFailure(exception: HttpException): Resolved | null {
   };
 }
 
-export function resolveError(exception: unknown, request: FastifyRequest): Resolved {
+/**
+ * Turns an error of another module into an AppError, or `undefined` when it is not that module's error.
+ * The composition root (app.factory.ts) hands the filter one per module whose errors may escape a feature
+ * (the upstream client's `UpstreamError`), so `common/` knows no feature module: dependencies run one way.
+ */
+export type ErrorTranslator = (exception: unknown) => AppError | undefined;
+
+export function resolveError(
+  exception: unknown,
+  request: FastifyRequest,
+  translators: readonly ErrorTranslator[] = [],
+): Resolved {
+  for (const translate of translators) {
+    const translated = translate(exception);
+    if (translated) return resolveError(translated, request);
+  }
   if (exception instanceof AppError) {
     return {
       status: exception.httpStatus,
@@ -114,7 +129,10 @@ export function resolveError(exception: unknown, request: FastifyRequest): Resol
  */
 @Catch()
 export class AllExceptionsFilter implements ExceptionFilter {
-  constructor(private readonly logger: Logger) {}
+  constructor(
+    private readonly logger: Logger,
+    private readonly translators: readonly ErrorTranslator[] = [],
+  ) {}
 
   catch(exception: unknown, host: ArgumentsHost): void {
     const ctx = host.switchToHttp();
@@ -122,10 +140,18 @@ export class AllExceptionsFilter implements ExceptionFilter {
   }
 
   reply(exception: unknown, request: FastifyRequest, reply: FastifyReply): void {
-    const resolved = resolveError(exception, request);
+    const resolved = resolveError(exception, request, this.translators);
     // Only a real 500 is a bug worth a stack trace; 502-504 are dependency states, reported as such.
     if (resolved.code === 'INTERNAL') {
       this.logger.error({ err: exception, requestId: request.id }, 'unhandled error');
+    } else if (!(exception instanceof AppError) && resolved.status >= 500) {
+      // A translated module error (e.g. an UpstreamError no feature caught): worth a warning, no stack.
+      // Name and code only: the message may quote a response excerpt.
+      const { name, code } = exception as { name?: unknown; code?: unknown };
+      this.logger.warn(
+        { requestId: request.id, error: { name, code, details: resolved.details }, status: resolved.status },
+        'module error answered by the global filter',
+      );
     }
     const body: ErrorBody = {
       error: {

@@ -14,7 +14,7 @@ function capture() {
   return { lines, stream };
 }
 
-describe('createRootLogger', () => {
+describe(createRootLogger.name, () => {
   it('redacts secret headers and fields wherever they are logged', () => {
     const { lines, stream } = capture();
     const sut = createRootLogger(loadAppConfig({ LOG_REDACT_PATHS: 'order.buyerEmail' }), stream);

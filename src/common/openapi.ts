@@ -53,7 +53,11 @@ function addGlobalErrorResponses(operation: OperationObject): void {
   if (validated || operation.requestBody) {
     add(400, 'VALIDATION_FAILED: `details` names every offending field (unknown fields included)');
   }
+  if (operation.parameters?.some((p) => 'in' in p && p.in === 'path')) {
+    add(414, 'URI_TOO_LONG: a path parameter is longer than 100 characters');
+  }
   if (operation.requestBody) {
+    add(408, 'REQUEST_TIMEOUT: the body did not arrive within HTTP_REQUEST_TIMEOUT_MS');
     add(413, 'PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES');
     add(415, 'UNSUPPORTED_MEDIA_TYPE: send application/json');
   }
@@ -67,7 +71,9 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .setTitle('Ticket resale BFF')
     .setDescription(
       'Marketplace API over the Ticket Resale Integration API v0.3.0. Every error response has the ' +
-        'shape `ErrorResponse`; `x-request-id` is accepted and echoed on every response.',
+        'shape `ErrorResponse`; `x-request-id` is accepted and echoed on every response. Any route may ' +
+        'also answer 400 (malformed HTTP, bad percent-escape, HTTP/1.1 without Host), 408 (headers or ' +
+        'body too slow), 417 (an Expect other than 100-continue) or 431 (headers too large), in the same shape.',
     )
     .setVersion('0.1.0')
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <key>`' })

@@ -2,7 +2,13 @@ import { Type } from 'class-transformer';
 import { IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
 import { describe, expect, it } from 'vitest';
 import { AppError } from './app-error';
-import { createValidationPipe } from './validation';
+import {
+  createValidationPipe,
+  MAX_FIELD_NAME_LENGTH,
+  MAX_REPORTED_FIELDS,
+  reservedKeyProblems,
+  validationFailed,
+} from './validation';
 
 class Inner {
   @IsString()
@@ -20,7 +26,7 @@ class Query {
   inner: Inner;
 }
 
-describe('createValidationPipe', () => {
+describe(createValidationPipe.name, () => {
   const sut = createValidationPipe();
   const run = (value: unknown) => sut.transform(value, { type: 'body', metatype: Query });
 
@@ -42,5 +48,65 @@ describe('createValidationPipe', () => {
       (e: unknown) => e,
     )) as AppError;
     expect((error.details as { field: string }[]).map((d) => d.field)).toContain('admin');
+  });
+
+  it.each(['constructor', 'prototype', '__proto__', 'toString', 'hasOwnProperty'])(
+    'rejects a field named %s (class-transformer would drop it silently)',
+    async (name) => {
+      const body = JSON.parse(`{"limit":1,"inner":{"name":"a","${name}":1}}`) as unknown;
+      const error = (await run(body).catch((e: unknown) => e)) as AppError;
+      expect(error).toBeInstanceOf(AppError);
+      expect(error.details).toEqual([
+        { field: `inner.${name}`, problems: [`property ${name} should not exist`] },
+      ]);
+    },
+  );
+
+  it('cuts long unknown field names and lists at most MAX_REPORTED_FIELDS of them', async () => {
+    const long = 'y'.repeat(1000);
+    const body = {
+      limit: 1,
+      inner: { name: 'a' },
+      [long]: 1,
+      ...Object.fromEntries('abcdefghijklmnopqrstuvwxyz'.split('').map((c) => [c, 1])),
+    };
+    const error = (await run(body).catch((e: unknown) => e)) as AppError;
+    const details = error.details as { field: string; problems: string[] }[];
+    expect(details).toHaveLength(MAX_REPORTED_FIELDS);
+    expect(details[0]).toEqual({
+      field: `${'y'.repeat(MAX_FIELD_NAME_LENGTH)}…`,
+      problems: [`property ${'y'.repeat(MAX_FIELD_NAME_LENGTH)}… should not exist`],
+    });
+    expect(error.message).toMatch(/ and 7 more fields$/);
+  });
+});
+
+describe(validationFailed.name, () => {
+  it('keeps short lists whole', () => {
+    const problems = [{ field: 'a', problems: ['p'] }];
+    expect(validationFailed(problems)).toMatchObject({ message: 'Invalid request: a', details: problems });
+  });
+
+  it('says "1 more field" in the singular', () => {
+    const problems = Array.from({ length: MAX_REPORTED_FIELDS + 1 }, (_, i) => ({
+      field: `f${i}`,
+      problems: [],
+    }));
+    expect(validationFailed(problems).message).toMatch(/ and 1 more field$/);
+  });
+});
+
+describe(reservedKeyProblems.name, () => {
+  it('finds reserved keys at any depth, in arrays too, and nothing in ordinary values', () => {
+    const value = JSON.parse(
+      '{"a":[{"constructor":{}}],"b":{"c":{"prototype":1}},"d":"constructor"}',
+    ) as unknown;
+    expect(
+      reservedKeyProblems(value)
+        .map((p) => p.field)
+        .sort(),
+    ).toEqual(['a.0.constructor', 'b.c.prototype']);
+    expect(reservedKeyProblems({ a: [1, 'x', null], b: { c: 'toString' } })).toEqual([]);
+    expect(reservedKeyProblems('constructor')).toEqual([]);
   });
 });

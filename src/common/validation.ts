@@ -1,27 +1,84 @@
 import { ValidationPipe, type ArgumentMetadata, type ValidationError } from '@nestjs/common';
 import { AppError, type FieldProblem } from './app-error';
 
+/** At most this many offending fields are listed in a 400 (its message says how many more there are). */
+export const MAX_REPORTED_FIELDS = 20;
+/** A field name (each dotted segment) is cut to this many characters, with `…`, when it is reported. */
+export const MAX_FIELD_NAME_LENGTH = 64;
+
+function shortName(name: string): string {
+  return name.length <= MAX_FIELD_NAME_LENGTH ? name : `${name.slice(0, MAX_FIELD_NAME_LENGTH)}…`;
+}
+
 /** Flattens class-validator's tree into one entry per offending field, with dotted paths. */
 export function flattenValidationErrors(errors: ValidationError[], parent = ''): FieldProblem[] {
   const out: FieldProblem[] = [];
   for (const error of errors) {
-    const field = parent ? `${parent}.${error.property}` : error.property;
-    if (error.constraints) out.push({ field, problems: Object.values(error.constraints) });
+    const name = shortName(error.property);
+    const field = parent ? `${parent}.${name}` : name;
+    if (error.constraints) {
+      // "property <name> should not exist" quotes a caller's (unbounded) name: quote the short one.
+      const problems = Object.values(error.constraints).map((p) =>
+        name === error.property ? p : p.split(error.property).join(name),
+      );
+      out.push({ field, problems });
+    }
     if (error.children?.length) out.push(...flattenValidationErrors(error.children, field));
   }
   return out;
 }
 
 export function validationFailed(problems: FieldProblem[]): AppError {
-  const fields = problems.map((p) => p.field).join(', ');
-  return new AppError('VALIDATION_FAILED', `Invalid request: ${fields}`, problems);
+  const shown = problems.slice(0, MAX_REPORTED_FIELDS);
+  const more = problems.length - shown.length;
+  const fields = shown.map((p) => p.field).join(', ');
+  const suffix = more > 0 ? ` and ${more} more field${more === 1 ? '' : 's'}` : '';
+  return new AppError('VALIDATION_FAILED', `Invalid request: ${fields}${suffix}`, shown);
 }
 
 /**
- * A `bigint` parameter (`@Param('id', new ParseU64Pipe('id')) id: bigint`) is parsed by its own pipe,
- * which runs after this global one: there is no DTO to validate, and trying would reject every value.
+ * Keys class-transformer skips without a word (they name something on every object's prototype), so
+ * the whitelist never sees them: `{"constructor": 1}` was silently dropped where `{"x": 1}` is a 400.
  */
-class AppValidationPipe extends ValidationPipe {
+const RESERVED_KEYS: ReadonlySet<string> = new Set([
+  '__proto__',
+  'constructor',
+  'prototype',
+  ...Object.getOwnPropertyNames(Object.prototype),
+]);
+
+/** Every reserved key in a parsed body or query, at any depth, as an unknown-field problem. */
+export function reservedKeyProblems(value: unknown): FieldProblem[] {
+  const out: FieldProblem[] = [];
+  // Iterative (no recursion): body depth is already capped by the JSON parser, query strings are flat.
+  const pending: { node: unknown; path: string }[] = [{ node: value, path: '' }];
+  while (pending.length > 0 && out.length <= MAX_REPORTED_FIELDS) {
+    const { node, path } = pending.pop()!;
+    if (typeof node !== 'object' || node === null) continue;
+    for (const key of Object.keys(node)) {
+      const name = shortName(key);
+      const field = path ? `${path}.${name}` : name;
+      if (RESERVED_KEYS.has(key)) out.push({ field, problems: [`property ${name} should not exist`] });
+      else pending.push({ node: (node as Record<string, unknown>)[key], path: field });
+    }
+  }
+  return out;
+}
+
+/** ValidationPipe that also refuses reserved keys (see RESERVED_KEYS) before transforming. */
+class StrictValidationPipe extends ValidationPipe {
+  override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    if (metadata.type === 'body' || metadata.type === 'query') {
+      const problems = reservedKeyProblems(value);
+      if (problems.length > 0) throw validationFailed(problems);
+    }
+    return super.transform(value, metadata) as Promise<unknown>;
+  }
+
+  /**
+   * A `bigint` parameter (`@Param('id', new ParseU64Pipe('id')) id: bigint`) is parsed by its own pipe,
+   * which runs after this global one: there is no DTO to validate, and trying would reject every value.
+   */
   protected override toValidate(metadata: ArgumentMetadata): boolean {
     return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
   }
@@ -29,7 +86,7 @@ class AppValidationPipe extends ValidationPipe {
 
 /** Strict DTO validation: unknown fields are rejected, not silently dropped. */
 export function createValidationPipe(): ValidationPipe {
-  return new AppValidationPipe({
+  return new StrictValidationPipe({
     whitelist: true,
     forbidNonWhitelisted: true,
     forbidUnknownValues: true,

@@ -61,6 +61,14 @@ export class AppConfig {
   @EnvInt(1024, 10 * 1024 * 1024)
   BODY_LIMIT_BYTES = 64 * 1024;
 
+  /** Whole request (headers and body) must arrive within this, else 408 and the connection closes. */
+  @EnvInt(100, 600_000)
+  HTTP_REQUEST_TIMEOUT_MS = 30_000;
+
+  /** Request headers must arrive within this (capped at HTTP_REQUEST_TIMEOUT_MS), else 408. */
+  @EnvInt(100, 600_000)
+  HTTP_HEADERS_TIMEOUT_MS = 10_000;
+
   @EnvBool()
   @IsOptional()
   DOCS_ENABLED?: boolean;

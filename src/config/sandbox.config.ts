@@ -1,13 +1,11 @@
 import { Type } from 'class-transformer';
 import { IsNotEmpty, IsNumber, IsOptional, IsString, Matches, Max, Min, MinLength } from 'class-validator';
-import { parseFaultRules } from '../sandbox/fault.model';
+import { isU64 } from '../common/int64';
 import {
   DEFAULT_SANDBOX_ADMIN_KEY,
   DEFAULT_SANDBOX_API_KEY,
   DEFAULT_SANDBOX_READONLY_API_KEY,
-  type SandboxOptions,
-} from '../sandbox/sandbox.options';
-import { isU64 } from '../common/int64';
+} from './sandbox-defaults';
 import { collectProblems, ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /** Sandbox keys must have the sandbox form, so a production-looking key can never be configured by mistake. */
@@ -39,19 +37,18 @@ export class SandboxEnv {
   @EnvBool() SANDBOX_LOG = false;
 }
 
-/** Validates the SANDBOX_* variables and turns them into startSandbox options; lists every problem at once. */
-export function loadSandboxOptions(env: NodeJS.ProcessEnv): SandboxOptions {
+/**
+ * Validates the SANDBOX_* variables that need no sandbox knowledge (types, ranges, the rules between them,
+ * SANDBOX_FAULTS being JSON) and lists every problem at once. The sandbox judges the fault rules themselves
+ * and turns this into its options (src/sandbox/sandbox.env.ts), so config/ imports nothing of sandbox/.
+ */
+export function loadSandboxEnv(env: NodeJS.ProcessEnv): SandboxEnv {
   const problems: string[] = [];
   // On invalid variables, go on with the defaults so the cross-variable checks below still run.
   const config = collectProblems(() => validateEnvClass(SandboxEnv, env), problems) ?? new SandboxEnv();
-  let faults: unknown;
-  try {
-    faults = JSON.parse(env.SANDBOX_FAULTS || '[]');
-  } catch {
+  if (!Array.isArray(parseJsonOrUndefined(env.SANDBOX_FAULTS || '[]'))) {
     problems.push('SANDBOX_FAULTS: must be a JSON array of fault rules');
   }
-  const parsed = faults === undefined ? undefined : parseFaultRules(faults);
-  if (parsed !== undefined && !parsed.ok) problems.push(...parsed.problems.map((p) => `SANDBOX_FAULTS${p}`));
   if (config.SANDBOX_API_KEY === config.SANDBOX_READONLY_API_KEY) {
     problems.push('SANDBOX_READONLY_API_KEY: must differ from SANDBOX_API_KEY');
   }
@@ -62,26 +59,13 @@ export function loadSandboxOptions(env: NodeJS.ProcessEnv): SandboxOptions {
     problems.push('SANDBOX_INITIAL_BALANCE_MINOR: must be a u64');
   }
   if (problems.length > 0) throw new ConfigValidationError(problems);
-  return {
-    host: config.SANDBOX_HOST,
-    port: config.SANDBOX_PORT,
-    seed: config.SANDBOX_SEED,
-    events: config.SANDBOX_EVENTS,
-    listings: config.SANDBOX_LISTINGS,
-    apiKey: config.SANDBOX_API_KEY,
-    readOnlyApiKey: config.SANDBOX_READONLY_API_KEY,
-    adminKey: config.SANDBOX_ADMIN_KEY,
-    landingDelayMs: config.SANDBOX_LANDING_DELAY_MS,
-    blockhashLifetimeMs: config.SANDBOX_BLOCKHASH_LIFETIME_MS,
-    blockhashRotationMs: config.SANDBOX_BLOCKHASH_ROTATION_MS,
-    landingFailureProbability: config.SANDBOX_LANDING_FAILURE_PROBABILITY,
-    idempotencyRetentionMs: config.SANDBOX_IDEMPOTENCY_RETENTION_MS,
-    defaultPageLimit: config.SANDBOX_DEFAULT_PAGE_LIMIT,
-    maxPageLimit: config.SANDBOX_MAX_PAGE_LIMIT,
-    initialBalanceMinor: BigInt(config.SANDBOX_INITIAL_BALANCE_MINOR),
-    stablecoinDecimals: config.SANDBOX_STABLECOIN_DECIMALS,
-    faults: parsed?.ok === true ? parsed.rules : [],
-    faultSeed: config.SANDBOX_FAULT_SEED,
-    logger: config.SANDBOX_LOG,
-  };
+  return config;
+}
+
+function parseJsonOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

@@ -1,8 +1,7 @@
-import type { SandboxOptions } from '../sandbox/sandbox.options';
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadListingsConfig, type ListingsConfig } from './listings.config';
-import { loadSandboxOptions } from './sandbox.config';
+import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
@@ -14,8 +13,11 @@ export interface ServiceConfig {
   upstream: UpstreamConfig;
   sync: SyncConfig;
   listings: ListingsConfig;
-  /** Knobs of the in-process sandbox; empty when UPSTREAM_BASE_URL points elsewhere. */
-  sandbox: SandboxOptions;
+  /**
+   * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
+   * UPSTREAM_BASE_URL points elsewhere.
+   */
+  sandbox: SandboxEnv | Record<string, never>;
 }
 
 /**
@@ -31,7 +33,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const sync = load(() => loadSyncConfig(env));
   const listings = load(() => loadListingsConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
-  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxOptions(env));
+  const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
     problems.push(
       'UPSTREAM_BASE_URL: must be set when NODE_ENV=production (the in-process sandbox is test money)',

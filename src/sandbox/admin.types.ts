@@ -1,5 +1,5 @@
-import type { TransactionState } from './transaction.registry';
-import type { WalletRef } from './wallet.keys';
+import type { TransactionState } from './chain/transaction.registry';
+import type { WalletRef } from './chain/wallet.keys';
 
 /** Inputs and views of the sandbox admin surface (SandboxAdmin and the /__sandbox routes). */
 

@@ -1,8 +1,9 @@
-import type { FaultRule } from './fault.model';
-import { noFaults } from './fault.injector';
-import { serializeListings } from './page.serializer';
+import type { FaultRule } from './faults/model';
+import { noFaults } from './faults/injector';
+import { serializeListings } from './ledger/page.serializer';
+import { MAX_SANDBOX_TIME_MS } from './sandbox.clock';
 import type { SandboxCore } from './sandbox.core';
-import { LedgerError } from './sandbox.ledger';
+import { LedgerError } from './ledger/ledger';
 import type {
   EventInput,
   ListingView,
@@ -11,7 +12,7 @@ import type {
   TicketView,
   TransactionView,
 } from './admin.types';
-import type { WalletRef } from './wallet.keys';
+import type { WalletRef } from './chain/wallet.keys';
 
 /**
  * The programmatic admin surface of a running sandbox (SandboxHandle.admin); /__sandbox/* routes call the
@@ -57,8 +58,19 @@ export class SandboxAdmin {
     return this.core.settle();
   }
 
-  /** Moves sandbox time forward (landing, blockhash and listing expiry follow); returns the new time. */
+  /**
+   * Moves sandbox time forward (landing, blockhash and listing expiry follow); returns the new time. Refuses
+   * (LedgerError invalid, HTTP 400) a step that is not a non-negative safe integer or that would carry the
+   * clock past MAX_SANDBOX_TIME_MS, where dates stop being representable; the clock is then unchanged.
+   */
   advanceTime(ms: number): number {
+    const now = this.core.settle();
+    if (!Number.isSafeInteger(ms) || ms < 0 || now + ms > MAX_SANDBOX_TIME_MS) {
+      throw new LedgerError(
+        'invalid',
+        `ms must be an integer from 0 to ${Math.max(0, MAX_SANDBOX_TIME_MS - now)} (the clock stops at ${new Date(MAX_SANDBOX_TIME_MS).toISOString()})`,
+      );
+    }
     this.core.clock.advance(ms);
     return this.core.settle();
   }
@@ -67,7 +79,7 @@ export class SandboxAdmin {
     const now = this.core.settle();
     const ledger = this.core.ledger;
     let eventId = input.eventId;
-    for (let candidate = 500_000n + BigInt(ledger.events.size); eventId === undefined; candidate++) {
+    for (let candidate = 500_000n + BigInt(ledger.counts().events); eventId === undefined; candidate++) {
       if (ledger.events.findIndex(candidate) < 0) eventId = candidate;
     }
     const event = ledger.createEvent({
@@ -94,13 +106,11 @@ export class SandboxAdmin {
     const seller = this.resolve(input.seller);
     let ticket = input.ticketId === undefined ? -1 : ledger.findTicket(input.eventId, input.ticketId);
     if (ticket < 0) ticket = ledger.mintTicket(input.eventId, input.ticketId, seller);
-    if (ledger.addresses.get(ledger.tickets.owner[ticket]) !== seller) {
+    if (ledger.ticketOwner(ticket) !== seller) {
       throw new LedgerError('conflict', 'the seller does not own that ticket');
     }
-    const current = ledger.tickets.listing[ticket];
-    if (current >= 0 && ledger.isListingLive(current, now))
-      throw new LedgerError('conflict', 'ticket already listed');
-    const event = ledger.events.get(ledger.tickets.eventIdx[ticket]);
+    if (ledger.liveListingOf(ticket, now) >= 0) throw new LedgerError('conflict', 'ticket already listed');
+    const event = ledger.eventOfTicket(ticket);
     const intern = (a: string): number => ledger.addresses.intern(a);
     const seq = ledger.openListing(ticket, {
       askPriceMinor: input.askPriceMinor,
@@ -125,16 +135,17 @@ export class SandboxAdmin {
     const now = this.core.settle();
     const ledger = this.core.ledger;
     const index = ledger.findTicket(eventId, ticketId);
-    const seq = index < 0 ? -1 : ledger.tickets.listing[index];
-    return seq >= 0 && ledger.isListingLive(seq, now) ? this.listingView(seq) : undefined;
+    const seq = index < 0 ? -1 : ledger.liveListingOf(index, now);
+    return seq >= 0 ? this.listingView(seq) : undefined;
   }
 
-  /** Adds test money (minor units) to an owner's stablecoin balance; returns the new balance. */
+  /**
+   * Adds test money (minor units) to an owner's stablecoin balance; returns the new balance. A balance past
+   * u64 throws LedgerError('balance_overflow') (HTTP 422) and changes nothing.
+   */
   fund(owner: OwnerRef, amountMinor: bigint): bigint {
-    const index = this.core.ledger.addresses.intern(this.resolve(owner));
-    const balance = this.core.ledger.balanceOf(index) + amountMinor;
-    this.core.ledger.setBalance(index, balance);
-    return balance;
+    this.core.settle();
+    return this.core.ledger.credit(this.core.ledger.addresses.intern(this.resolve(owner)), amountMinor);
   }
 
   balance(owner: OwnerRef): bigint {
@@ -183,26 +194,16 @@ export class SandboxAdmin {
     transactions: number;
   } {
     const now = this.core.settle();
-    const ledger = this.core.ledger;
-    return {
-      nowMs: now,
-      events: ledger.events.size,
-      tickets: ledger.tickets.size,
-      listings: ledger.listings.size,
-      activeListings: ledger.listings.activeCount,
-      transactions: this.core.registry.size,
-    };
+    return { nowMs: now, ...this.core.ledger.counts(), transactions: this.core.registry.size };
   }
 
   private ticketView(index: number): TicketView {
-    const ledger = this.core.ledger;
-    const seq = ledger.tickets.listing[index];
+    const ticket = this.core.ledger.ticketSummary(index);
     return {
-      event_id: ledger.events.get(ledger.tickets.eventIdx[index]).eventId.toString(),
-      ticket_id: ledger.tickets.ticketId[index].toString(),
-      owner: ledger.addresses.get(ledger.tickets.owner[index]),
-      listed_permit_version:
-        seq >= 0 && ledger.listings.active[seq] === 1 ? ledger.listings.permitVersion[seq].toString() : null,
+      event_id: ticket.eventId.toString(),
+      ticket_id: ticket.ticketId.toString(),
+      owner: ticket.owner,
+      listed_permit_version: ticket.listedPermitVersion?.toString() ?? null,
     };
   }
 

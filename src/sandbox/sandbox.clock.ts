@@ -9,6 +9,12 @@ export interface SandboxClock {
   advance(ms: number): void;
 }
 
+/**
+ * The latest time the sandbox clock may show (year 9000): far past any test, and leaves room for events
+ * scheduled after "now" while every date stays an RFC 3339 year below 10000.
+ */
+export const MAX_SANDBOX_TIME_MS = Date.UTC(9000, 0, 1);
+
 /** Wall clock plus an offset that only grows; `frozen` stops it so a test controls every millisecond. */
 export class OffsetClock implements SandboxClock {
   private offsetMs = 0;

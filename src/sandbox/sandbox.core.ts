@@ -1,19 +1,19 @@
 import { Transaction } from '@solana/web3.js';
-import { ApiKeyRegistry } from './sandbox.auth';
-import { BlockhashRotation } from './blockhash.rotation';
+import { ApiKeyRegistry } from './http/auth';
+import { BlockhashRotation } from './chain/blockhash.rotation';
 import { OffsetClock, type SandboxClock } from './sandbox.clock';
-import { CursorCodec } from './sandbox.cursor';
-import { FaultInjector } from './fault.injector';
-import { generateDataset } from './sandbox.generator';
-import { IdempotencyStore } from './idempotency.store';
-import { decodeInstruction } from './instruction.codec';
-import type { LedgerInstruction } from './instruction.model';
-import { applyInstructions } from './ledger.rules';
-import { SeededRandom, seededBytes } from './prng.helpers';
-import { SandboxLedger } from './sandbox.ledger';
+import { CursorCodec } from './operations/cursor';
+import { FaultInjector } from './faults/injector';
+import { generateDataset } from './ledger/generator';
+import { IdempotencyStore } from './chain/idempotency.store';
+import { decodeInstruction } from './chain/instruction.codec';
+import type { LedgerInstruction } from './chain/instruction.model';
+import { applyInstructions } from './ledger/rules';
+import { SeededRandom, seededBytes } from './chain/prng';
+import { SandboxLedger } from './ledger/ledger';
 import type { ResolvedSandboxOptions } from './sandbox.options';
-import { TransactionRegistry, type TransactionRecord } from './transaction.registry';
-import { WalletKeys } from './wallet.keys';
+import { TransactionRegistry, type TransactionRecord } from './chain/transaction.registry';
+import { WalletKeys } from './chain/wallet.keys';
 
 /**
  * The sandbox's state and collaborators, shared by the HTTP routes and the programmatic admin handle.

@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import { loadSandboxOptions } from '../config/sandbox.config';
+import { loadSandboxOptions } from './sandbox.env';
 import { startSandbox } from './sandbox.server';
 
 /**

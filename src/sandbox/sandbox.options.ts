@@ -1,11 +1,14 @@
-import type { ApiKeySpec } from './sandbox.auth';
+import type { ApiKeySpec } from './http/auth';
 import type { SandboxClock } from './sandbox.clock';
-import type { FaultRule } from './fault.model';
+import type { FaultRule } from './faults/model';
+import {
+  DEFAULT_SANDBOX_ADMIN_KEY,
+  DEFAULT_SANDBOX_API_KEY,
+  DEFAULT_SANDBOX_READONLY_API_KEY,
+} from '../config/sandbox-defaults';
 
-/** Documented, sandbox-only default credentials (test money only; they are not secrets). */
-export const DEFAULT_SANDBOX_API_KEY = 'trk_test_sandbox_full_access_0000000000000001';
-export const DEFAULT_SANDBOX_READONLY_API_KEY = 'trk_test_sandbox_read_only_00000000000000002';
-export const DEFAULT_SANDBOX_ADMIN_KEY = 'sandbox-admin-local-only';
+// The documented default credentials live beside the variables that override them (config/sandbox-defaults.ts).
+export { DEFAULT_SANDBOX_ADMIN_KEY, DEFAULT_SANDBOX_API_KEY, DEFAULT_SANDBOX_READONLY_API_KEY };
 /** Header that carries the admin key on /__sandbox/* routes. */
 export const ADMIN_KEY_HEADER = 'x-sandbox-admin-key';
 

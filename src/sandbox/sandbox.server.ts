@@ -1,9 +1,9 @@
 import Fastify, { type FastifyInstance } from 'fastify';
-import { registerAdminRoutes } from './admin.routes';
-import { registerApiRoutes } from './api.routes';
+import { registerAdminRoutes } from './http/admin.routes';
+import { registerApiRoutes } from './http/api.routes';
 import { SandboxAdmin } from './sandbox.admin';
 import { SandboxCore } from './sandbox.core';
-import { installBodyParsers, MAX_BODY_BYTES, PendingWaits } from './sandbox.http';
+import { installBodyParsers, MAX_BODY_BYTES, PendingWaits } from './http/io';
 import { ADMIN_KEY_HEADER, resolveSandboxOptions, type SandboxOptions } from './sandbox.options';
 
 export interface SandboxApp {

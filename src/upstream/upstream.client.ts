@@ -1,32 +1,44 @@
 import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { MetricsService } from '../metrics/metrics.service';
-import { EVENTS_PATH, UpstreamCaller, pageLimit, query, u64Param } from './upstream.call';
-import { UpstreamHttp } from './upstream.http';
+import {
+  UpstreamAttempt,
+  agentOf,
+  createUpstreamHttpService,
+  httpServiceTransport,
+  type CallKind,
+} from './http/attempt';
+import { UpstreamMetrics } from './http/metrics';
+import { RetryLoop } from './http/retry-loop';
+import { UpstreamError, safeExcerpt, type UpstreamOperation } from './upstream.error';
 import { UpstreamKeyCheck } from './upstream.key-check';
-import { nestUpstreamLogger } from './upstream.logger';
-import { UpstreamMetrics } from './upstream.metrics';
 import {
   resolveUpstreamOptions,
   type ResolvedUpstreamOptions,
   type UpstreamOptions,
 } from './upstream.options';
-import { DEFAULT_MAX_PAGES, walkPages } from './upstream.pagination';
+import { DEFAULT_MAX_PAGES, walkPages } from './wire/pagination';
 import {
+  RequestShapeError,
   assertIdempotencyKey,
   assertSubject,
   encodeComponent,
   encodeInstructionBatch,
   encodeSubmission,
-} from './upstream.requests';
+  pageLimit,
+  query,
+  u64Param,
+} from './wire/requests';
 import {
+  ResponseShapeError,
   parseEventsPage,
   parseListingsPage,
   parseProtocolConfig,
   parsePurchaseStatus,
   parseSignedTransaction,
   parseSubmissionResult,
-} from './upstream.responses';
+} from './wire/responses';
+import { JsonParseError, parseJsonSafely } from './wire/safe-json';
 import type {
   ActiveListing,
   InstructionBatch,
@@ -48,8 +60,26 @@ import type {
 
 export const UPSTREAM_OPTIONS = Symbol('UPSTREAM_OPTIONS');
 
-const count = (group: NodeJS.ReadOnlyDict<unknown[]>): number =>
-  Object.values(group).reduce((sum, list) => sum + (list?.length ?? 0), 0);
+const EVENTS_PATH = '/indexer/events/upcoming';
+
+/** One upstream call as a method describes it; path and body are built inside the call (see call()). */
+interface Request<T> {
+  operation: UpstreamOperation;
+  kind: CallKind;
+  method: 'GET' | 'POST';
+  /** Path template for logs. */
+  route: string;
+  /** Built inside the call, so a refused input rejects the promise (REJECTED, 0 attempts). */
+  path: () => string;
+  body?: () => string;
+  headers?: Record<string, string>;
+  /** The status alone is the answer (key check): the body is not read. */
+  parse?: (json: unknown) => T;
+  /** Signing and submission responses carry signed bytes: no excerpt of them, ever. */
+  sensitiveBody?: boolean;
+  maxAttempts?: number;
+  deadlineMs?: number;
+}
 
 /**
  * The only code that talks to the upstream Ticket Resale Integration API v0.3.0. Every method validates its
@@ -60,42 +90,39 @@ const count = (group: NodeJS.ReadOnlyDict<unknown[]>): number =>
 @Injectable()
 export class UpstreamClient implements OnApplicationShutdown {
   private readonly options: ResolvedUpstreamOptions;
-  private readonly http: UpstreamHttp;
-  private readonly caller: UpstreamCaller;
+  private readonly httpService: HttpService;
+  private readonly loop: RetryLoop;
   private readonly keyCheck: UpstreamKeyCheck;
 
+  /**
+   * `httpService`: the one way requests are sent, required in the module (UpstreamModule provides it,
+   * built by createUpstreamHttpService); a client made with `new` (CLI, benchmarks) builds the same one.
+   */
   constructor(
     @Inject(UPSTREAM_OPTIONS) options: UpstreamOptions,
     @Optional() metrics?: MetricsService,
-    @Optional() httpService?: HttpService,
+    httpService?: HttpService,
   ) {
     this.options = resolveUpstreamOptions(options);
-    this.http = new UpstreamHttp(
+    this.httpService = httpService ?? createUpstreamHttpService(this.options);
+    const upstreamMetrics = new UpstreamMetrics(metrics?.registry);
+    const attempt = new UpstreamAttempt(
       this.options,
-      this.options.logger ?? nestUpstreamLogger(),
-      new UpstreamMetrics(metrics?.registry),
-      httpService,
+      httpServiceTransport(this.httpService, this.options.apiKey),
+      upstreamMetrics,
+      this.options.logger,
     );
-    this.caller = new UpstreamCaller(this.options, this.http);
-    this.keyCheck = new UpstreamKeyCheck(this.options, this.caller, this.http);
+    this.loop = new RetryLoop(this.options, attempt, upstreamMetrics, this.options.logger);
+    this.keyCheck = new UpstreamKeyCheck(
+      this.options,
+      () => this.verifyKey(),
+      () => this.loop.lastUnauthorizedAt,
+    );
   }
 
   /** UPSTREAM_ENVIRONMENT the key is meant for (sandbox or production). */
   get environment(): string {
     return this.options.environment;
-  }
-
-  /** Current adaptive request rate (lowered after 429s). */
-  get currentRatePerSecond(): number {
-    return this.http.limiter.currentRate;
-  }
-
-  /** Sockets of the keep-alive pool: in use (requests in flight) and idle (kept for reuse). */
-  connectionStats(): { inUse: number; idle: number } {
-    return {
-      inUse: count(this.http.transport.agent.sockets),
-      idle: count(this.http.transport.agent.freeSockets),
-    };
   }
 
   /**
@@ -108,7 +135,7 @@ export class UpstreamClient implements OnApplicationShutdown {
 
   /** Closes the keep-alive sockets. */
   close(): void {
-    this.http.close();
+    agentOf(this.httpService).destroy();
   }
 
   /**
@@ -116,13 +143,13 @@ export class UpstreamClient implements OnApplicationShutdown {
    * errors and timeouts with backoff; 429 honours Retry-After. An empty page is a success.
    */
   listUpcomingEvents(input: ListUpcomingEventsInput = {}): Promise<Page<UpcomingEvent>> {
-    return this.caller.call(input, {
+    return this.call(input, {
       operation: 'listUpcomingEvents',
       kind: 'read',
       method: 'GET',
       route: EVENTS_PATH,
       path: () =>
-        `${EVENTS_PATH}${query({ limit: pageLimit(input.limit, this.options.pageLimit), cursor: input.cursor })}`,
+        EVENTS_PATH + query({ limit: pageLimit(input.limit, this.options.pageLimit), cursor: input.cursor }),
       parse: parseEventsPage,
     });
   }
@@ -133,17 +160,18 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   listActiveListings(input: ListActiveListingsInput = {}): Promise<Page<ActiveListing>> {
     const route = this.options.paths.activeListings;
-    return this.caller.call(input, {
+    return this.call(input, {
       operation: 'listActiveListings',
       kind: 'read',
       method: 'GET',
       route,
       path: () =>
-        `${route}${query({
+        route +
+        query({
           eventId: input.eventId === undefined ? undefined : u64Param(input.eventId, 'eventId'),
           limit: pageLimit(input.limit, this.options.pageLimit),
           cursor: input.cursor,
-        })}`,
+        }),
       parse: parseListingsPage,
     });
   }
@@ -208,12 +236,12 @@ export class UpstreamClient implements OnApplicationShutdown {
     input: SubmitTransactionInput,
     options: UpstreamCallOptions = {},
   ): Promise<SubmissionResult> {
-    return this.caller.call(options, {
+    return this.call(options, {
       operation: 'submitTransaction',
       kind: 'submit',
       method: 'POST',
       route: '/transactions/submissions',
-      path: '/transactions/submissions',
+      path: () => '/transactions/submissions',
       body: () => encodeSubmission(input),
       parse: parseSubmissionResult,
       sensitiveBody: true,
@@ -226,7 +254,7 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   getPurchaseStatus(idempotencyKey: string, options: UpstreamCallOptions = {}): Promise<PurchaseStatus> {
     const { purchaseStatus, purchaseStatusKeyParam } = this.options.paths;
-    return this.caller.call(options, {
+    return this.call(options, {
       operation: 'getPurchaseStatus',
       kind: 'read',
       method: 'GET',
@@ -245,12 +273,12 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   getProtocolConfig(options: UpstreamCallOptions = {}): Promise<ProtocolConfig> {
     const route = this.options.paths.protocolConfig;
-    return this.caller.call(options, {
+    return this.call(options, {
       operation: 'getProtocolConfig',
       kind: 'read',
       method: 'GET',
       route,
-      path: route,
+      path: () => route,
       parse: parseProtocolConfig,
     });
   }
@@ -260,8 +288,23 @@ export class UpstreamClient implements OnApplicationShutdown {
    * Never throws for upstream answers: returns a verdict (401 = key or environment wrong, 403 = missing read
    * permission, else unreachable). Up to 2 attempts, within twice the read timeout.
    */
-  verifyKey(options: UpstreamCallOptions = {}): Promise<KeyVerdict> {
-    return this.keyCheck.verify(options);
+  async verifyKey(options: UpstreamCallOptions = {}): Promise<KeyVerdict> {
+    const { environment, timeouts } = this.options;
+    try {
+      await this.call(options, {
+        operation: 'verifyKey',
+        kind: 'read',
+        method: 'GET',
+        route: EVENTS_PATH,
+        path: () => `${EVENTS_PATH}?limit=1`,
+        maxAttempts: 2,
+        deadlineMs: Math.min(timeouts.deadlineMs, timeouts.readMs * 2),
+      });
+      return { ok: true, environment, checkedAt: this.options.clock.now() };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      return this.keyCheck.verdictFor(error);
+    }
   }
 
   /**
@@ -285,7 +328,7 @@ export class UpstreamClient implements OnApplicationShutdown {
     idempotencyKey: string,
     options: UpstreamCallOptions,
   ): Promise<SignedTransaction> {
-    return this.caller.call(options, {
+    return this.call(options, {
       operation,
       kind: 'sign',
       method: 'POST',
@@ -302,5 +345,56 @@ export class UpstreamClient implements OnApplicationShutdown {
       parse: parseSignedTransaction,
       sensitiveBody: true,
     });
+  }
+
+  /**
+   * Every method's pipeline: build the request (a RequestShapeError becomes REJECTED with 0 attempts), run
+   * it through the retry loop (http/retry-loop.ts), parse the 200 body without precision loss and validate
+   * it (a ResponseShapeError or invalid JSON becomes BAD_RESPONSE with a safe excerpt).
+   */
+  private async call<T>(options: UpstreamCallOptions, request: Request<T>): Promise<T> {
+    let path: string;
+    let body: string | undefined;
+    try {
+      path = request.path();
+      body = request.body?.();
+    } catch (error) {
+      if (!(error instanceof RequestShapeError)) throw error;
+      throw new UpstreamError({
+        code: 'REJECTED',
+        operation: request.operation,
+        message: `request refused before sending: ${error.message}`,
+        attempts: 0,
+      });
+    }
+    const result = await this.loop.execute({
+      operation: request.operation,
+      kind: request.kind,
+      method: request.method,
+      route: request.route,
+      path,
+      body,
+      headers: request.headers,
+      requestId: options.requestId,
+      signal: options.signal,
+      maxAttempts: request.maxAttempts,
+      deadlineMs: request.deadlineMs,
+    });
+    if (request.parse === undefined) return undefined as T;
+    try {
+      return request.parse(parseJsonSafely(result.body));
+    } catch (error) {
+      if (!(error instanceof ResponseShapeError) && !(error instanceof JsonParseError)) throw error;
+      throw new UpstreamError({
+        code: 'BAD_RESPONSE',
+        operation: request.operation,
+        message: error instanceof JsonParseError ? 'response is not valid JSON' : error.message,
+        status: 200,
+        attempts: result.attempts,
+        // A signing/submission 200 we cannot read still happened upstream.
+        outcomeUnknown: request.kind !== 'read',
+        excerpt: request.sensitiveBody === true ? undefined : safeExcerpt(result.body, [this.options.apiKey]),
+      });
+    }
   }
 }

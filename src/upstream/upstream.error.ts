@@ -94,9 +94,6 @@ export class UpstreamError extends Error {
   }
 }
 
-/** Transient 5xx: the ones worth retrying. Other 5xx (501, 505…) will not change on a retry. */
-export const TRANSIENT_STATUSES: ReadonlySet<number> = new Set([500, 502, 503, 504]);
-
 /** Error code for a non-200 HTTP status (contract part 7: the status decides, not the body). */
 export function codeForHttpStatus(status: number): UpstreamErrorCode {
   if (status === 401) return 'UNAUTHORIZED';

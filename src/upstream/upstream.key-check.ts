@@ -1,51 +1,29 @@
-import { UpstreamError } from './upstream.error';
-import { EVENTS_PATH, type UpstreamCaller } from './upstream.call';
-import type { UpstreamHttp } from './upstream.http';
+import type { UpstreamError } from './upstream.error';
 import type { ResolvedUpstreamOptions } from './upstream.options';
-import type { KeyVerdict, UpstreamCallOptions } from './upstream.types';
+import type { KeyVerdict } from './upstream.types';
 
-/** The key check of contract 5.7 and its readiness cache (UpstreamClient.verifyKey / verifyKeyCached). */
+/** The key check's readiness cache (UpstreamClient.verifyKeyCached); the check itself is the client's. */
 export class UpstreamKeyCheck {
   private verdict: KeyVerdict | undefined;
   private inFlight: Promise<KeyVerdict> | undefined;
 
   constructor(
     private readonly options: ResolvedUpstreamOptions,
-    private readonly caller: UpstreamCaller,
-    private readonly http: UpstreamHttp,
+    private readonly verify: () => Promise<KeyVerdict>,
+    /** Time of the last 401 on any call (RetryLoop.lastUnauthorizedAt). */
+    private readonly lastUnauthorizedAt: () => number | undefined,
   ) {}
 
-  /**
-   * `GET /indexer/events/upcoming?limit=1` — a 200 shows the key works, even with empty items (contract 5.7).
-   * Never throws for upstream answers: returns a verdict (401 = key or environment wrong, 403 = missing read
-   * permission, else unreachable). One attempt per retry budget of a read, within the read timeout.
-   */
-  async verify(options: UpstreamCallOptions = {}): Promise<KeyVerdict> {
-    const environment = this.options.environment;
-    try {
-      await this.caller.call(options, {
-        operation: 'verifyKey',
-        kind: 'read',
-        method: 'GET',
-        route: EVENTS_PATH,
-        path: `${EVENTS_PATH}?limit=1`,
-        parse: () => undefined,
-        ignoreBody: true,
-        maxAttempts: 2,
-        deadlineMs: Math.min(this.options.timeouts.deadlineMs, this.options.timeouts.readMs * 2),
-      });
-      return { ok: true, environment, checkedAt: this.options.clock.now() };
-    } catch (error) {
-      if (!(error instanceof UpstreamError)) throw error;
-      return {
-        ok: false,
-        environment,
-        checkedAt: this.options.clock.now(),
-        code: error.code,
-        ...(error.status === undefined ? {} : { status: error.status }),
-        reason: this.reason(error),
-      };
-    }
+  /** A failed call as a verdict: never throws for upstream answers. */
+  verdictFor(error: UpstreamError): KeyVerdict {
+    return {
+      ok: false,
+      environment: this.options.environment,
+      checkedAt: this.options.clock.now(),
+      code: error.code,
+      ...(error.status === undefined ? {} : { status: error.status }),
+      reason: this.reason(error),
+    };
   }
 
   /**
@@ -59,7 +37,7 @@ export class UpstreamKeyCheck {
     const unauthorizedSince =
       cached !== undefined &&
       !(!cached.ok && cached.code === 'UNAUTHORIZED') &&
-      (this.http.lastUnauthorizedAt ?? -Infinity) >= cached.checkedAt;
+      (this.lastUnauthorizedAt() ?? -Infinity) >= cached.checkedAt;
     if (cached !== undefined && !unauthorizedSince && now - cached.checkedAt < this.options.keyCheckTtlMs)
       return cached;
     this.inFlight ??= this.verify().finally(() => {

@@ -1,6 +1,6 @@
 import { UpstreamConfig, type UpstreamEnvironment } from '../config/upstream.config';
-import { systemClock, type UpstreamClock } from './upstream.clock';
-import type { UpstreamLogger } from './upstream.logger';
+import { systemClock, type UpstreamClock } from './http/clock';
+import { nestUpstreamLogger, type UpstreamLogger } from './http/logger';
 
 /** What UpstreamModule.forRoot (and `new UpstreamClient`) takes: resolved address and key, plus tuning. */
 export interface UpstreamOptions {
@@ -19,8 +19,6 @@ export interface UpstreamOptions {
   keyCheckTtlMs?: number;
   /** Default page size of walks and single-page calls without a limit. */
   pageLimit?: number;
-  /** Largest accepted response body (bytes). */
-  maxResponseBytes?: number;
   /** Pino-compatible logger; default: Nest's Logger (which the app routes to pino). */
   logger?: UpstreamLogger;
   /** Time source for retries, deadlines and the rate limiter (tests pass a virtual clock). */
@@ -65,12 +63,10 @@ export interface UpstreamConcurrencyOptions {
   maxQueued: number;
 }
 
+/** Lowered on 429; each quiet 5 s adds back a tenth of ratePerSecond (rate-limiter.ts). */
 export interface UpstreamRateLimitOptions {
   ratePerSecond: number;
   minRatePerSecond: number;
-  recoveryIntervalMs: number;
-  /** Share of ratePerSecond added back per quiet recovery interval. */
-  recoveryStep: number;
 }
 
 /** Paths the contract does not show (DESIGN: configuration with documented defaults). */
@@ -81,6 +77,7 @@ export interface UpstreamPaths {
   purchaseStatusKeyParam: string;
 }
 
+/** Every option decided, once (resolveUpstreamOptions); what the client and its parts read. */
 export interface ResolvedUpstreamOptions {
   baseUrl: string;
   apiKey: string;
@@ -93,8 +90,7 @@ export interface ResolvedUpstreamOptions {
   paths: UpstreamPaths;
   keyCheckTtlMs: number;
   pageLimit: number;
-  maxResponseBytes: number;
-  logger?: UpstreamLogger;
+  logger: UpstreamLogger;
   clock: UpstreamClock;
   random: () => number;
   readinessRequiresReachable: boolean;
@@ -136,26 +132,24 @@ function tuningFromConfig(config: UpstreamConfig) {
   };
 }
 
-const ENV_DEFAULTS = tuningFromConfig(new UpstreamConfig());
+/** Defaults of options not given: the documented environment defaults (one source: UpstreamConfig). */
+export const UPSTREAM_DEFAULTS = tuningFromConfig(new UpstreamConfig());
+
+const resolvedOnce = new WeakSet<object>();
 
 /**
- * Defaults of options not given: the documented environment defaults (one source: UpstreamConfig), plus
- * the knobs that have no variable.
+ * Fills in every default and checks address and key, once: UpstreamModule.forRoot resolves and shares the
+ * result; an object this function returned comes back as is.
  */
-export const UPSTREAM_DEFAULTS = {
-  ...ENV_DEFAULTS,
-  rateLimit: { ...ENV_DEFAULTS.rateLimit, recoveryIntervalMs: 5_000, recoveryStep: 0.1 },
-  maxResponseBytes: 16 * 1024 * 1024,
-};
-
 export function resolveUpstreamOptions(options: UpstreamOptions): ResolvedUpstreamOptions {
+  if (resolvedOnce.has(options)) return options as ResolvedUpstreamOptions;
   if (!/^https?:\/\//.test(options.baseUrl)) throw new RangeError('upstream baseUrl must be an http(s) URL');
   if (typeof options.apiKey !== 'string' || options.apiKey.length === 0) {
     throw new RangeError('upstream apiKey must be set (UPSTREAM_API_KEY)');
   }
   const retry = { ...UPSTREAM_DEFAULTS.retry, ...options.retry };
   const rateLimit = { ...UPSTREAM_DEFAULTS.rateLimit, ...options.rateLimit };
-  return {
+  const resolved: ResolvedUpstreamOptions = {
     baseUrl: options.baseUrl.replace(/\/+$/, ''),
     apiKey: options.apiKey,
     environment: options.environment,
@@ -170,13 +164,14 @@ export function resolveUpstreamOptions(options: UpstreamOptions): ResolvedUpstre
     paths: { ...UPSTREAM_DEFAULTS.paths, ...options.paths },
     keyCheckTtlMs: options.keyCheckTtlMs ?? UPSTREAM_DEFAULTS.keyCheckTtlMs,
     pageLimit: options.pageLimit ?? UPSTREAM_DEFAULTS.pageLimit,
-    maxResponseBytes: options.maxResponseBytes ?? UPSTREAM_DEFAULTS.maxResponseBytes,
-    logger: options.logger,
+    logger: options.logger ?? nestUpstreamLogger(),
     clock: options.clock ?? systemClock,
     random: options.random ?? Math.random,
     readinessRequiresReachable:
       options.readinessRequiresReachable ?? UPSTREAM_DEFAULTS.readinessRequiresReachable,
   };
+  resolvedOnce.add(resolved);
+  return resolved;
 }
 
 /**

@@ -71,6 +71,25 @@ describe('UpstreamClient pages, identifiers and inputs (stub servers)', () => {
       expect(server.hits).toHaveLength(2);
     });
 
+    it('an empty-string next_cursor is a cursor: sent back as `cursor=`, the walk stops only on null', async () => {
+      const script = [
+        { items: [{ event_id: '1', ticket_id: '1', ask_price_minor: '5' }], next_cursor: '' },
+        { items: [{ event_id: '2', ticket_id: '2', ask_price_minor: '6' }], next_cursor: null },
+      ];
+      const server = await stub((_req, res, _body, hit) => json(res, 200, script[hit - 1]));
+      const t = client(server);
+      const pages = [];
+      for await (const page of t.client.walkActiveListings({ limit: 1 })) pages.push(page);
+      expect(pages.map((p) => [p.page, p.nextCursor, p.items.map((i) => i.eventId)])).toEqual([
+        [1, '', [1n]],
+        [2, null, [2n]],
+      ]);
+      expect(server.hits.map((h) => h.url)).toEqual([
+        '/indexer/listings/active?limit=1',
+        '/indexer/listings/active?limit=1&cursor=',
+      ]);
+    });
+
     it('continues through empty pages until next_cursor is null', async () => {
       const script = [
         { items: [{ event_id: '1', name: 'a', start_at: 's' }], next_cursor: 'p2' },

@@ -122,7 +122,7 @@ describe('UpstreamClient against the sandbox', () => {
       await t.client.listActiveListings({ limit: 5 });
       expect(attemptLines(t, 'listActiveListings').map((l) => l.status)).toEqual(['429', '200']);
       expect(t.clock.sleeps[0]).toBe(2_000);
-      expect(t.client.currentRatePerSecond).toBe(25);
+      expect(await t.ratePerSecond()).toBe(25);
     });
 
     it('429 with Retry-After as an HTTP date: waits until then', async () => {
@@ -179,8 +179,8 @@ describe('UpstreamClient against the sandbox', () => {
       expect(error.attempts).toBeGreaterThanOrEqual(3);
       expect(elapsed).toBeLessThan(600 + 150);
       // Aborted requests destroy their sockets (closed within a tick or two), none returns to the pool.
-      await waitUntil(() => t.client.connectionStats().inUse === 0, 500, 10);
-      expect(t.client.connectionStats().idle).toBe(0);
+      await waitUntil(() => t.connectionStats().inUse === 0, 500, 10);
+      expect(t.connectionStats().idle).toBe(0);
     });
 
     it('a connection reset is retried (network error) and succeeds', async () => {
@@ -222,7 +222,7 @@ describe('UpstreamClient against the sandbox', () => {
       );
       expect(error.code).toBe('TIMEOUT');
       expect(error.outcomeUnknown).toBe(true);
-      await waitUntil(() => t.client.connectionStats().inUse === 0, 500, 10);
+      await waitUntil(() => t.connectionStats().inUse === 0, 500, 10);
     });
 
     it('submits a signed transaction, retrying a 502 with the same bytes; status null is kept as null', async () => {

@@ -8,7 +8,7 @@ import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { UpstreamError } from '../../src/upstream/upstream.error';
 import { UpstreamHealthIndicator } from '../../src/upstream/upstream.health';
 import { UpstreamModule } from '../../src/upstream/upstream.module';
-import { runUpstreamCheck } from '../../src/upstream/upstream-check.cli';
+import { runUpstreamCheck } from '../../src/upstream-check.cli';
 import { waitUntil } from '../support/wait';
 import {
   CANARY,
@@ -95,11 +95,7 @@ describe('UpstreamClient against stub servers', () => {
       const error = await failure(() => t.client.listUpcomingEvents());
       expect(error.code).toBe('TIMEOUT');
       expect(Date.now() - started).toBeLessThan(350 + 100);
-      await waitUntil(
-        () => server.openConnections() === 0 && t.client.connectionStats().inUse === 0,
-        1_000,
-        10,
-      );
+      await waitUntil(() => server.openConnections() === 0 && t.connectionStats().inUse === 0, 1_000, 10);
     });
 
     it("the caller's AbortSignal cancels a call (TIMEOUT, outcome unknown for writes)", async () => {
@@ -156,7 +152,7 @@ describe('UpstreamClient against stub servers', () => {
       expect(rejected[0]).toMatchObject({ code: 'UNAVAILABLE' });
       expect(server.hits).toHaveLength(5);
       // Keep-alive: at most two connections for five requests.
-      expect(t.client.connectionStats().idle).toBeLessThanOrEqual(2);
+      expect(t.connectionStats().idle).toBeLessThanOrEqual(2);
     });
   });
 

@@ -4,9 +4,10 @@ import { afterEach } from 'vitest';
 import { MetricsService } from '../../src/metrics/metrics.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { UpstreamError } from '../../src/upstream/upstream.error';
-import type { UpstreamClock } from '../../src/upstream/upstream.clock';
-import type { UpstreamLogger } from '../../src/upstream/upstream.logger';
-import type { UpstreamOptions } from '../../src/upstream/upstream.options';
+import { agentOf, createUpstreamHttpService } from '../../src/upstream/http/attempt';
+import type { UpstreamClock } from '../../src/upstream/http/clock';
+import type { UpstreamLogger } from '../../src/upstream/http/logger';
+import { resolveUpstreamOptions, type UpstreamOptions } from '../../src/upstream/upstream.options';
 
 /** Virtual time: sleeps return at once and move the clock; real time still passes underneath. */
 export interface VirtualClock extends UpstreamClock {
@@ -45,7 +46,14 @@ export interface TestClient {
   clock: VirtualClock;
   logs: CapturedLogs;
   metrics: MetricsService;
+  /** Sockets of the client's keep-alive pool: in use (requests in flight) and idle (kept for reuse). */
+  connectionStats(): { inUse: number; idle: number };
+  /** The adaptive limiter's current rate (lowered after 429s), as its gauge reports it. */
+  ratePerSecond(): Promise<number>;
 }
+
+const count = (group: NodeJS.ReadOnlyDict<unknown[]>): number =>
+  Object.values(group).reduce((sum, list) => sum + (list?.length ?? 0), 0);
 
 /** A client with virtual time, captured logs, its own metrics registry and fast test-sized limits. */
 export function makeClient(
@@ -56,22 +64,33 @@ export function makeClient(
   const clock = virtualClock();
   const logs = captureLogger();
   const metrics = new MetricsService();
-  const client = new UpstreamClient(
-    {
-      baseUrl,
-      apiKey,
-      environment: 'sandbox',
-      clock,
-      logger: logs,
-      random: () => 0.5,
-      timeouts: { readMs: 2_000, signMs: 2_000, submitMs: 2_000, deadlineMs: 20_000 },
-      retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000, retryAfterCapMs: 5_000 },
-      breaker: { consecutiveFailures: 50, halfOpenAfterMs: 60_000 },
-      ...overrides,
-    },
+  const options = resolveUpstreamOptions({
+    baseUrl,
+    apiKey,
+    environment: 'sandbox',
+    clock,
+    logger: logs,
+    random: () => 0.5,
+    timeouts: { readMs: 2_000, signMs: 2_000, submitMs: 2_000, deadlineMs: 20_000 },
+    retry: { maxAttempts: 3, baseDelayMs: 100, maxDelayMs: 1_000, retryAfterCapMs: 5_000 },
+    breaker: { consecutiveFailures: 50, halfOpenAfterMs: 60_000 },
+    ...overrides,
+  });
+  // The same HttpService the client would build itself, kept here to look at its socket pool.
+  const http = createUpstreamHttpService(options);
+  const client = new UpstreamClient(options, metrics, http);
+  const agent = agentOf(http);
+  return {
+    client,
+    clock,
+    logs,
     metrics,
-  );
-  return { client, clock, logs, metrics };
+    connectionStats: () => ({ inUse: count(agent.sockets), idle: count(agent.freeSockets) }),
+    ratePerSecond: async () => {
+      const gauge = metrics.registry.getSingleMetric('upstream_rate_limit_per_second');
+      return (await gauge?.get())?.values[0]?.value ?? Number.NaN;
+    },
+  };
 }
 
 export type StubHandler = (req: IncomingMessage, res: ServerResponse, body: string, hit: number) => void;

@@ -72,6 +72,59 @@ describe('admin API for keys (e2e)', () => {
     expect(seen).toEqual(ids.toReversed());
   });
 
+  it('revoking an admin key over HTTP revokes the keys it issued, at once', async () => {
+    const root = await issueTestKey(t.app, ['admin']);
+    const issue = async (key: string, scopes: string[]): Promise<{ id: string; key: string }> =>
+      (
+        await http()
+          .post('/v1/admin/api-clients')
+          .set(bearer(key))
+          .send({ name: `issued-${randomUUID()}`, scopes })
+          .expect(201)
+      ).body as { id: string; key: string };
+    const middle = await issue(root.key, ['admin']);
+    const leaf = await issue(middle.key, ['catalog:read']);
+    await http().get('/v1/me').set(bearer(leaf.key)).expect(200);
+
+    await http().delete(`/v1/admin/api-clients/${middle.id}`).set(bearer(root.key)).expect(200);
+
+    const statuses = [];
+    for (const key of [middle.key, leaf.key, root.key])
+      statuses.push((await http().get('/v1/me').set(bearer(key))).status);
+    expect(statuses).toEqual([401, 401, 200]);
+  });
+
+  it("a cursor is bound to its query: another admin's cursor, or a tampered one, is 400", async () => {
+    const owner = await issueTestKey(t.app, ['admin']);
+    const other = await issueTestKey(t.app, ['admin']);
+    for (let i = 0; i < 2; i++)
+      await http()
+        .post('/v1/admin/api-clients')
+        .set(bearer(owner.key))
+        .send({ name: `bound-${i}`, scopes: ['catalog:read'] })
+        .expect(201);
+    const first = await http()
+      .get('/v1/admin/api-clients')
+      .query({ limit: 1 })
+      .set(bearer(owner.key))
+      .expect(200);
+    const cursor = first.body.nextCursor as string;
+    expect(cursor).toEqual(expect.any(String));
+    const tampered = cursor.slice(0, 3) + (cursor[3] === 'A' ? 'B' : 'A') + cursor.slice(4);
+    for (const [key, presented] of [
+      [other.key, cursor],
+      [owner.key, tampered],
+    ] as const) {
+      const res = await http()
+        .get('/v1/admin/api-clients')
+        .query({ cursor: presented })
+        .set(bearer(key))
+        .expect(400);
+      expect(res.body.error.code).toBe('VALIDATION_FAILED');
+      expect(res.body.error.details).toEqual([{ field: 'cursor', problems: [expect.any(String)] }]);
+    }
+  });
+
   it.each([
     ['limit above the bound', { limit: '101' }],
     ['limit zero', { limit: '0' }],

@@ -52,6 +52,23 @@ describe('per-client rate limits (e2e)', () => {
     await http().get('/v1/me').set(bearer(admin.key)).expect(200);
   });
 
+  it('429 answers carry the same X-RateLimit-* headers as 200s (remaining 0)', async () => {
+    const admin = await issueTestKey(t.app, ['admin']);
+    const names = ['x-ratelimit-limit', 'x-ratelimit-remaining', 'x-ratelimit-reset'];
+    const rateHeaders = (res: request.Response): (string | undefined)[] =>
+      names.map((name) => res.headers[name] as string | undefined);
+    const passed: request.Response[] = [];
+    for (let i = 0; i < 5; i++) passed.push(await http().get('/v1/admin/api-clients').set(bearer(admin.key)));
+    const refused = await http().get('/v1/admin/api-clients').set(bearer(admin.key)).expect(429);
+    expect(passed.map((r) => rateHeaders(r).slice(0, 2))).toEqual(
+      [4, 3, 2, 1, 0].map((left) => ['5', String(left)]),
+    );
+    const [limit, remaining, reset] = rateHeaders(refused);
+    expect([limit, remaining]).toEqual(['5', '0']);
+    expect(Number(reset)).toBeGreaterThanOrEqual(1);
+    expect(Number(reset)).toBeLessThanOrEqual(60);
+  });
+
   it('unauthenticated and public requests are not counted against any client', async () => {
     const client = await issueTestKey(t.app, ['catalog:read']);
     const statuses = new Set<number>();

@@ -87,6 +87,21 @@ describe('authentication and authorisation (e2e)', () => {
     });
   });
 
+  it.each([
+    ['authorization', (k: string) => [`Bearer ${k}`, `Bearer ${k}`]],
+    ['authorization', (k: string) => [`Bearer ${k}`, 'Bearer other']],
+    ['x-api-key', (k: string) => [k, k]],
+  ])('a repeated %s header is the same 401 (even when both carry the valid key)', async (name, values) => {
+    const reference = await http().get('/v1/me').set('x-request-id', 'ref');
+    const res = await http()
+      .get('/v1/me')
+      // An array value is sent as repeated header lines (superagent types allow arrays for Cookie only).
+      .set(name, values(key('catalog:read')) as unknown as string)
+      .set('x-request-id', 'ref');
+    expect([res.status, res.headers['www-authenticate']]).toEqual([401, 'Bearer']);
+    expect(res.body).toEqual(reference.body);
+  });
+
   it('a known key lacking the scope gets 403 naming the missing scope', async () => {
     const res = await http()
       .get('/v1/admin/api-clients')

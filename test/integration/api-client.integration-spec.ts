@@ -107,6 +107,26 @@ describe(ApiClientRepository.name, () => {
     expect(await sut.revoke(ids[0], ids[1])).toBeNull();
   });
 
+  it('revoking a key revokes every key it issued, transitively, and only those', async () => {
+    const root = await sut.issue('root-admin', ['admin']);
+    const child = await sut.issue('child-admin', ['admin'], root.client.id);
+    const grandchild = await sut.issue('grandchild', ['catalog:read'], child.client.id);
+    const alreadyRevoked = await sut.issue('already-revoked', ['catalog:read'], child.client.id);
+    const firstRevocation = await sut.revoke(alreadyRevoked.client.id);
+    const sibling = await sut.issue('unrelated', ['catalog:read']);
+
+    const revoked = await sut.revoke(root.client.id);
+
+    expect(revoked?.id).toBe(root.client.id);
+    expect(revoked?.alsoRevoked.toSorted()).toEqual([child.client.id, grandchild.client.id].toSorted());
+    for (const { key } of [root, child, grandchild])
+      expect(await sut.verify(key)).toEqual({ ok: false, reason: 'revoked' });
+    expect((await sut.verify(sibling.key)).ok).toBe(true);
+    expect((await sut.get(alreadyRevoked.client.id))?.revokedAt?.getTime()).toBe(
+      firstRevocation?.revokedAt?.getTime(),
+    );
+  });
+
   it('records last use', async () => {
     const { client } = await sut.issue('used', ['catalog:read']);
     await sut.touchLastUsed(client.id);

@@ -144,7 +144,7 @@ export async function passes(databaseUrl: string): Promise<
   return withPg(databaseUrl, async (c) => {
     const { rows } = await c.query(
       `SELECT id::text, resource, status, started_at, finished_at, upserted::text, removed::text, holder, error
-       FROM sync_passes ORDER BY id`,
+       FROM sync_passes ORDER BY sync_passes.id`,
     );
     return rows as never;
   });

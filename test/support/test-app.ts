@@ -9,7 +9,7 @@ import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { upstreamOptionsFromConfig } from '../../src/upstream/upstream.options';
-import { resolveUpstreamTarget } from '../../src/upstream/upstream-target';
+import { resolveUpstreamTarget } from '../../src/upstream-target';
 import { loadAppConfig } from '../../src/config/app.config';
 import { createDatabaseFromTemplate, dropDatabase } from './test-database';
 

@@ -65,7 +65,9 @@ export class ApiClientPageDto {
   @ApiProperty({
     nullable: true,
     type: String,
-    description: 'Pass as `cursor` for the next page; null at the end',
+    description:
+      'Opaque, signed: pass as `cursor` for the next page (same caller); null at the end. ' +
+      'camelCase here for compatibility; newer lists use `next_cursor`',
   })
   nextCursor: string | null;
 }

@@ -1,21 +1,8 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
-import { Type } from 'class-transformer';
-import { IsInt, IsOptional, Matches, Max, MaxLength, Min } from 'class-validator';
+import { PAGE_LIMIT_MAX, PageQueryDto } from '../../common/dto/page-query.dto';
 
-export const API_CLIENTS_PAGE_MAX = 100;
-
-export class ListApiClientsQueryDto {
-  @ApiPropertyOptional({ minimum: 1, maximum: API_CLIENTS_PAGE_MAX, default: 50 })
-  @IsOptional()
-  @Type(() => Number)
-  @IsInt()
-  @Min(1)
-  @Max(API_CLIENTS_PAGE_MAX)
-  limit = 50;
-
-  @ApiPropertyOptional({ description: 'Opaque cursor from the previous page (`nextCursor`)' })
-  @IsOptional()
-  @MaxLength(128)
-  @Matches(/^[A-Za-z0-9_-]+$/, { message: 'cursor is not a valid cursor' })
-  cursor?: string;
+/** `GET /v1/admin/api-clients`: the shared page query, with this list's historical default of 50. */
+export class ListApiClientsQueryDto extends PageQueryDto {
+  @ApiPropertyOptional({ minimum: 1, maximum: PAGE_LIMIT_MAX, default: 50 })
+  override limit = 50;
 }

@@ -1,0 +1,337 @@
+import 'reflect-metadata';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { Agent } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Fastify from 'fastify';
+import { Pool, type PoolClient } from 'pg';
+import pino from 'pino';
+import { SyncMetrics } from '../src/catalog-sync/catalog-sync.metrics';
+import { EventRepository } from '../src/catalog-sync/event.repository';
+import { JobLeaseRepository } from '../src/catalog-sync/job-lease.repository';
+import { ListingRepository } from '../src/catalog-sync/listing.repository';
+import { MirrorGenerationRepository } from '../src/catalog-sync/mirror-generation.repository';
+import { copyFrom, copyText } from '../src/catalog-sync/pg-copy';
+import { nullableBigintArray, numericArray, textArray } from '../src/catalog-sync/sql';
+import { startPass } from '../src/catalog-sync/sync-pass.runner';
+import { SyncPassRepository, type SyncPassRecord } from '../src/catalog-sync/sync-pass.repository';
+import { SyncConfig } from '../src/config/sync.config';
+import { createDataSource } from '../src/database/data-source';
+import { startEmbeddedPostgres, type RunningPostgres } from '../src/database/embedded-postgres';
+import { httpGet, walkListingsRaw } from './sandbox-walk';
+import { UpstreamClient } from '../src/upstream/upstream.client';
+import { walkStaticPages } from './http-walk';
+import type { BenchReport } from './report';
+
+const PAGE_SIZE = 1000;
+const fmt = (n: number): string => Math.round(n).toLocaleString('en');
+
+/** The standalone sandbox as its own process, so its dataset does not count in the sync's RSS. */
+async function spawnSandbox(listings: number): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
+  const apiKey = 'trk_test_sandbox_full_access_0000000000000001';
+  const child = spawn(process.execPath, ['dist/src/sandbox/sandbox.main.js'], {
+    env: {
+      PATH: process.env.PATH ?? '',
+      SANDBOX_PORT: '0',
+      SANDBOX_SEED: 'bench',
+      SANDBOX_EVENTS: '5000',
+      SANDBOX_LISTINGS: String(listings),
+      SANDBOX_API_KEY: apiKey,
+    },
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  const url = await new Promise<string>((resolve, reject) => {
+    let out = '';
+    const timer = setTimeout(() => reject(new Error(`sandbox did not start:\n${out}`)), 300_000);
+    child.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const match = /listening on (http:\/\/\S+)/.exec(out);
+      if (match?.[1]) {
+        clearTimeout(timer);
+        resolve(match[1]);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`sandbox exited with ${code}:\n${out}`)));
+  });
+  return { child, url, apiKey };
+}
+
+async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
+  if (process.env.BENCH_DATABASE_URL) return { url: process.env.BENCH_DATABASE_URL, stop: async () => {} };
+  const dir = await mkdtemp(join(tmpdir(), 'bff-bench-pg-'));
+  const { chmod } = await import('node:fs/promises');
+  await chmod(dir, 0o755);
+  const pg: RunningPostgres = await startEmbeddedPostgres({
+    dataDir: join(dir, 'cluster'),
+    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+  });
+  const admin = new Pool({ connectionString: pg.url, max: 1 });
+  await admin.query('CREATE DATABASE bff_bench');
+  await admin.end();
+  const url = pg.url.replace(/\/[^/]*$/, '/bff_bench');
+  const ds = createDataSource({ url, poolSize: 1 });
+  await ds.initialize();
+  await ds.runMigrations({ transaction: 'each' });
+  await ds.destroy();
+  return {
+    url,
+    stop: async () => {
+      await pg.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs one listings pass through the real runner; samples this process's RSS while it runs. */
+async function syncPass(
+  pool: Pool,
+  upstream: UpstreamClient,
+): Promise<{ pass: SyncPassRecord; seconds: number; peakRssMb: number; stages: string }> {
+  const config = Object.assign(new SyncConfig(), {
+    SYNC_PAGE_SIZE: PAGE_SIZE,
+    SYNC_PROGRESS_LOG_MS: 600_000,
+  });
+  let stages = '';
+  const quiet = {
+    info: (o: object, m: string) => {
+      if (m === 'sync pass completed')
+        stages = JSON.stringify((o as { stageSeconds?: unknown }).stageSeconds);
+    },
+    warn: () => {},
+    error: (o: object, m: string) => console.error(m, o),
+  };
+  (globalThis as { gc?: () => void }).gc?.();
+  let peak = process.memoryUsage().rss;
+  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  const started = process.hrtime.bigint();
+  const result = await startPass(
+    {
+      pool,
+      upstream,
+      config,
+      leases: new JobLeaseRepository(pool),
+      passes: new SyncPassRepository(pool),
+      events: new EventRepository(),
+      listings: new ListingRepository(),
+      generation: new MirrorGenerationRepository(pool),
+      metrics: new SyncMetrics(),
+      logger: quiet,
+      holderId: 'bench',
+    },
+    { resource: 'listings', scopeEventId: null, trigger: 'operator' },
+  );
+  if (!result.started) throw new Error('lease busy');
+  const pass = await result.done;
+  const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  clearInterval(sampler);
+  peak = Math.max(peak, process.memoryUsage().rss);
+  if (pass.status !== 'completed') throw new Error(`sync pass ${pass.status}: ${pass.error}`);
+  return { pass, seconds, peakRssMb: peak / 1024 / 1024, stages };
+}
+
+interface MirrorPage {
+  e: string[];
+  t: string[];
+  p: string[];
+  x: (string | null)[];
+  raw: string[];
+}
+
+/** The mirror's active rows page by page (keyset), to load the very same rows in the baselines. */
+async function* mirrorPages(pool: Pool): AsyncGenerator<MirrorPage> {
+  let after: [string, string] = ['-1', '-1'];
+  for (;;) {
+    const { rows } = await pool.query<{ e: string; t: string; p: string; x: string | null; raw: string }>(
+      `SELECT event_id::text AS e, ticket_id::text AS t, ask_price_minor::text AS p, expires_at::text AS x,
+         raw::text AS raw FROM listings WHERE removed_at IS NULL AND (event_id, ticket_id) > ($1, $2)
+       ORDER BY event_id, ticket_id LIMIT ${PAGE_SIZE}`,
+      after,
+    );
+    if (rows.length === 0) return;
+    yield {
+      e: rows.map((r) => r.e),
+      t: rows.map((r) => r.t),
+      p: rows.map((r) => r.p),
+      x: rows.map((r) => r.x),
+      raw: rows.map((r) => r.raw),
+    };
+    const last = rows[rows.length - 1];
+    after = [last?.e ?? '', last?.t ?? ''];
+  }
+}
+
+const MERGE = (source: string, target: string) => `
+  INSERT INTO ${target} AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at, last_seen_at,
+    observed_at)
+  SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw::jsonb, now(), now(), now() FROM ${source}
+  ON CONFLICT (event_id, ticket_id) DO UPDATE SET ask_price_minor = excluded.ask_price_minor,
+    expires_at = excluded.expires_at, raw = excluded.raw
+  WHERE l.raw <> excluded.raw`;
+
+/** Baselines: the same rows into an empty copy of `listings` (same indexes), one transaction per page. */
+async function loadBaseline(pool: Pool, how: 'copy' | 'unnest'): Promise<{ rows: number; seconds: number }> {
+  const client: PoolClient = await pool.connect();
+  const target = `bench_${how}`;
+  try {
+    await client.query(`DROP TABLE IF EXISTS ${target}`);
+    await client.query(`CREATE TABLE ${target} (LIKE listings INCLUDING ALL)`);
+    await client.query(
+      `CREATE TEMP TABLE IF NOT EXISTS bench_stage (event_id numeric, ticket_id numeric, ask_price_minor numeric,
+         expires_at bigint, raw text)`,
+    );
+    let rows = 0;
+    let ns = 0n;
+    for await (const page of mirrorPages(pool)) {
+      const copyBody =
+        how === 'copy'
+          ? page.e
+              .map((e, i) =>
+                [
+                  e,
+                  page.t[i] ?? '',
+                  page.p[i] ?? '',
+                  copyText(page.x[i] ?? null),
+                  copyText(page.raw[i] ?? ''),
+                ].join('\t'),
+              )
+              .join('\n') + '\n'
+          : '';
+      const started = process.hrtime.bigint();
+      await client.query('BEGIN');
+      if (how === 'copy') {
+        await client.query('TRUNCATE bench_stage');
+        await copyFrom(client, 'COPY bench_stage FROM STDIN', copyBody);
+        await client.query(MERGE('bench_stage s', target));
+      } else {
+        await client.query(
+          MERGE(
+            `unnest($1::numeric[], $2::numeric[], $3::numeric[], $4::bigint[], $5::text[])
+               AS s(event_id, ticket_id, ask_price_minor, expires_at, raw)`,
+            target,
+          ),
+          [
+            numericArray(page.e.map(BigInt)),
+            numericArray(page.t.map(BigInt)),
+            numericArray(page.p.map(BigInt)),
+            nullableBigintArray(page.x.map((x) => (x === null ? null : BigInt(x)))),
+            textArray(page.raw),
+          ],
+        );
+      }
+      await client.query('COMMIT');
+      ns += process.hrtime.bigint() - started;
+      rows += page.e.length;
+    }
+    await client.query(`DROP TABLE ${target}`);
+    return { rows, seconds: Number(ns) / 1e9 };
+  } finally {
+    client.release();
+  }
+}
+
+/**
+ * `npm run bench -- sync`: a full listings pass of N listings (default 1,000,000) from the standalone sandbox
+ * (its own process) into an empty mirror, then over the full mirror with 10% of rows changed and 1% extra
+ * (removed upstream), through the real pass runner; against baselines measured in the same run: the same
+ * rows loaded with COPY + merge (and with unnest + merge), the sandbox vs a bare server serving the same
+ * page bytes, and the client walk vs a bare GET + JSON.parse walk.
+ */
+export async function benchCatalogSync(listings: number): Promise<BenchReport> {
+  const db = await database();
+  const sandbox = await spawnSandbox(listings);
+  const pool = new Pool({ connectionString: db.url, max: 4 });
+  const upstream = new UpstreamClient({
+    baseUrl: sandbox.url,
+    apiKey: sandbox.apiKey,
+    environment: 'sandbox',
+    rateLimit: { ratePerSecond: 10_000 },
+    logger: pino({ level: 'warn' }),
+  });
+  try {
+    // 1. Into an empty mirror.
+    const empty = await syncPass(pool, upstream);
+    // 2. Over the full mirror: 10% of rows differ from the upstream, 1% are gone upstream.
+    await pool.query(
+      `UPDATE listings SET raw = raw || '{"bench_stale": true}' WHERE abs(hashtext(ticket_id::text)) % 10 = 3`,
+    );
+    await pool.query(
+      `INSERT INTO listings (event_id, ticket_id, ask_price_minor, raw, first_seen_at, last_seen_at, observed_at)
+       SELECT event_id, ticket_id + 10000000000000000000, ask_price_minor, raw, now(), now(), now() - interval '1 day'
+       FROM listings WHERE abs(hashtext(ticket_id::text || 'x')) % 100 = 7`,
+    );
+    await pool.query('VACUUM ANALYZE listings');
+    const changed = await syncPass(pool, upstream);
+    // 3. Baselines on the same rows.
+    const copy = await loadBaseline(pool, 'copy');
+    const unnest = await loadBaseline(pool, 'unnest');
+    // 4. Stage ratios: sandbox vs bare server (same page bytes), client walk vs bare walk.
+    const raw = await walkListingsRaw(sandbox.url, sandbox.apiKey, PAGE_SIZE);
+    const agent = new Agent({ keepAlive: false });
+    const body = await httpGet(agent, new URL(`${sandbox.url}/indexer/listings/active?limit=${PAGE_SIZE}`), {
+      'x-api-key': sandbox.apiKey,
+    });
+    agent.destroy();
+    const bare = Fastify({ logger: false });
+    bare.get('/page', (_req, reply) => reply.type('application/json').send(body));
+    await bare.listen({ port: 0, host: '127.0.0.1' });
+    const address = bare.server.address();
+    const port = typeof address === 'object' && address ? address.port : 0;
+    const bareRate = await walkStaticPages(new URL(`http://127.0.0.1:${port}/page`), raw.pages);
+    await bare.close();
+    let clientItems = 0;
+    const clientStarted = process.hrtime.bigint();
+    for await (const page of upstream.walkActiveListings({ limit: PAGE_SIZE }))
+      clientItems += page.items.length;
+    const clientSeconds = Number(process.hrtime.bigint() - clientStarted) / 1e9;
+
+    const rawRate = raw.items / raw.seconds;
+    const clientRate = clientItems / clientSeconds;
+    const emptyRate = empty.pass.items / empty.seconds;
+    const changedRate = changed.pass.items / changed.seconds;
+    const copyRate = copy.rows / copy.seconds;
+    const unnestRate = unnest.rows / unnest.seconds;
+    const peakRss = Math.max(empty.peakRssMb, changed.peakRssMb);
+    return {
+      name: `catalog sync: listings pass of ${listings.toLocaleString('en')} listings (sandbox in its own process)`,
+      rows: [
+        [
+          'sync into empty mirror items/s',
+          `${fmt(emptyRate)} (${empty.seconds.toFixed(1)} s, ${fmt(empty.pass.upserted)} written)`,
+        ],
+        [
+          'sync over full mirror (10% changed, 1% removed) items/s',
+          `${fmt(changedRate)} (${changed.seconds.toFixed(1)} s, ${fmt(changed.pass.upserted)} written, ${fmt(changed.pass.removed)} removed)`,
+        ],
+        ['pass stage seconds (empty / full)', `${empty.stages} / ${changed.stages}`],
+        ['baseline COPY + merge rows/s (same rows, same indexes)', fmt(copyRate)],
+        ['unnest (hand-built arrays) + merge rows/s (same rows)', fmt(unnestRate)],
+        ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],
+        ['ratio sync (full, 10%/1%) / COPY baseline', (changedRate / copyRate).toFixed(2)],
+        ['peak RSS of the syncing process MB', peakRss.toFixed(0)],
+        ['stage: sandbox (GET + JSON.parse) items/s', fmt(rawRate)],
+        ['stage: bare server, same page bytes items/s', fmt(bareRate.itemsPerSecond)],
+        ['stage ratio sandbox / bare server', (rawRate / bareRate.itemsPerSecond).toFixed(2)],
+        ['stage: client walk (walkActiveListings) items/s', fmt(clientRate)],
+        ['stage ratio client walk / bare walk', (clientRate / rawRate).toFixed(2)],
+      ],
+      targets: [
+        {
+          what: 'the pass mirrors every listing',
+          ok: empty.pass.items === listings && empty.pass.upserted === listings,
+        },
+        {
+          what: 'the second pass rewrites the 10% and removes the 1%',
+          ok: changed.pass.upserted > 0 && changed.pass.removed > 0,
+        },
+        { what: 'sync >= 0.6x the COPY + merge baseline (empty mirror)', ok: emptyRate / copyRate >= 0.6 },
+        { what: 'peak RSS < 300 MB', ok: peakRss < 300 },
+      ],
+    };
+  } finally {
+    upstream.close();
+    await pool.end();
+    sandbox.child.kill('SIGTERM');
+    await db.stop();
+  }
+}

@@ -1,0 +1,88 @@
+#!/usr/bin/env node
+// npm run lint:deps [-- <root>]: the dependency rule of DESIGN.md ("Rules of the house") that oxlint's
+// no-restricted-imports cannot express because it is generic over module names — each table has one owning
+// module: a `*.entity.ts` lives in a module folder `src/<m>/` and is imported only from `src/<m>/`, from
+// tests (`test/`) and from migrations (`migrations/`). The other rules (axios/cockatiel only in upstream/,
+// who may import sandbox/, where process.env is read) are oxlint overrides in .oxlintrc.json.
+// Prints one `file:line: message` per violation and exits 1 when there is any.
+import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { dirname, join, relative, resolve, sep } from 'node:path';
+
+const root = resolve(process.argv[2] ?? '.');
+const SCANNED = ['src', 'test', 'bench', 'migrations', 'scripts'];
+const SOURCE = /\.(ts|mts|cts|js|mjs|cjs)$/;
+/** Static imports/exports, side-effect imports, import() and require() with a literal specifier. */
+const SPECIFIER =
+  /\bfrom\s*['"]([^'"\n]+)['"]|\bimport\s*['"]([^'"\n]+)['"]|\bimport\s*\(\s*['"]([^'"\n]+)['"]\s*\)|\brequire\s*\(\s*['"]([^'"\n]+)['"]\s*\)/g;
+/** src/<module>/…/<name>.entity.ts → module. */
+const ENTITY = /^src\/([^/]+)\/(?:.+\/)?[^/]+\.entity\.ts$/;
+
+const toPosix = (path) => path.split(sep).join('/');
+
+function* walk(dir) {
+  if (!existsSync(dir)) return;
+  for (const entry of readdirSync(dir, { withFileTypes: true })) {
+    if (entry.name === 'node_modules' || entry.name === 'dist' || entry.name.startsWith('.')) continue;
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) yield* walk(path);
+    else if (SOURCE.test(entry.name)) yield path;
+  }
+}
+
+/** The file a relative specifier names (as written, or with .ts/.js or /index.ts), root-relative. */
+function resolveRelative(fromFile, specifier) {
+  const base = resolve(dirname(fromFile), specifier);
+  const candidates = [
+    base,
+    `${base}.ts`,
+    base.replace(/\.js$/, '.ts'),
+    `${base}.mts`,
+    `${base}.js`,
+    join(base, 'index.ts'),
+  ];
+  const found = candidates.find((c) => existsSync(c) && statSync(c).isFile());
+  return toPosix(relative(root, found ?? `${base}.ts`));
+}
+
+function lineOf(text, index) {
+  let line = 1;
+  for (let i = 0; i < index; i++) if (text.charCodeAt(i) === 10) line++;
+  return line;
+}
+
+const violations = [];
+for (const top of SCANNED) {
+  for (const file of walk(join(root, top))) {
+    const importer = toPosix(relative(root, file));
+    if (importer.endsWith('.entity.ts') && !ENTITY.test(importer)) {
+      violations.push(`${importer}:1: an entity lives in its owning module's folder (src/<module>/)`);
+    }
+    const text = readFileSync(file, 'utf8');
+    for (const match of text.matchAll(SPECIFIER)) {
+      const specifier = match[1] ?? match[2] ?? match[3] ?? match[4];
+      if (!specifier.startsWith('.')) continue;
+      const target = resolveRelative(file, specifier);
+      const owner = ENTITY.exec(target)?.[1];
+      if (owner === undefined) continue;
+      const allowed =
+        importer.startsWith(`src/${owner}/`) ||
+        importer.startsWith('test/') ||
+        importer.startsWith('migrations/');
+      if (!allowed) {
+        violations.push(
+          `${importer}:${lineOf(text, match.index)}: imports ${target}, which belongs to src/${owner}/ ` +
+            `(each table has one owning module: call ${owner}'s service instead)`,
+        );
+      }
+    }
+  }
+}
+
+if (violations.length > 0) {
+  for (const v of violations) console.error(v);
+  console.error(`${violations.length} dependency rule violation(s) (DESIGN.md, rules of the house)`);
+  process.exit(1);
+}
+console.log(
+  'dependency rules hold: every *.entity.ts is used only by its owning module, tests and migrations',
+);

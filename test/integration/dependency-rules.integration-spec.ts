@@ -1,0 +1,169 @@
+import { spawnSync } from 'node:child_process';
+import { copyFileSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/**
+ * DESIGN.md's dependency rules ("Rules of the house") fail on deliberate violations: fixture files in a
+ * temporary tree shaped like the repository, linted with the repository's own .oxlintrc.json and
+ * scripts/check-deps.mjs (the two halves of the rules that `npm run check` runs).
+ */
+const root = resolve('.');
+
+function tree(prefix: string, files: Record<string, string>): string {
+  const work = mkdtempSync(join(tmpdir(), prefix));
+  for (const [path, text] of Object.entries(files)) {
+    mkdirSync(dirname(join(work, path)), { recursive: true });
+    writeFileSync(join(work, path), text);
+  }
+  return work;
+}
+
+/** Files oxlint reports for a rule, from its unix output (`path:line:col: message [Error/rule]`). */
+function reported(output: string, rule: string): string[] {
+  return [
+    ...new Set(
+      output
+        .split('\n')
+        .filter((line) => line.includes(rule))
+        .map((line) => line.split(':')[0]),
+    ),
+  ].sort();
+}
+
+/** Runs scripts/check-deps.mjs on a temporary tree; its exit status and the `file:line: …` lines it printed. */
+function checkDeps(files: Record<string, string>): { status: number | null; lines: string[] } {
+  const work = tree('bff-dep-rules-entity-', files);
+  try {
+    const run = spawnSync(process.execPath, [join(root, 'scripts/check-deps.mjs'), work], {
+      encoding: 'utf8',
+    });
+    return { status: run.status, lines: run.stderr.split('\n').filter((l) => /^\S+:\d+: /.test(l)) };
+  } finally {
+    rmSync(work, { recursive: true, force: true });
+  }
+}
+
+describe('dependency rules (oxlint overrides in .oxlintrc.json)', () => {
+  const axios = `import axios from 'axios';\nexport const a = axios;\n`;
+  const nestAxios = `import { HttpService } from '@nestjs/axios';\nexport const h = HttpService;\n`;
+  const cockatiel = `import { retry } from 'cockatiel';\nexport const r = retry;\n`;
+  const sandbox = `import { startSandbox } from '../sandbox/sandbox.server';\nexport const s = startSandbox;\n`;
+  const env = `export const port = process.env.PORT;\n`;
+  const work = tree('bff-dep-rules-lint-', {
+    // Violations.
+    'src/auth/uses-axios.ts': axios,
+    'src/orders/uses-nest-axios.ts': nestAxios,
+    'src/sandbox/uses-cockatiel.ts': cockatiel,
+    'src/main.ts': `${axios}import { startSandbox } from './sandbox/sandbox.server';\nexport const s = startSandbox;\n${env}`,
+    'src/config/uses-sandbox.ts': sandbox,
+    'src/upstream/uses-sandbox.ts': sandbox,
+    'src/orders/uses-sandbox.ts': `export const load = () => import('../sandbox/sandbox.admin');\n`,
+    'src/auth/reads-env.ts': env,
+    'src/upstream/reads-env.ts': env,
+    'src/upstream-target-helper.ts': `import { startSandbox } from './sandbox/sandbox.server';\nexport const s = startSandbox;\n`,
+    // Allowed.
+    'src/upstream/upstream.http.ts': `${nestAxios}${cockatiel.replace(/ r /g, ' r2 ')}`,
+    'src/upstream-target.ts': `import { startSandbox } from './sandbox/sandbox.server';\nexport const s = startSandbox;\n`,
+    'src/sandbox/sandbox.main.ts': `import { startSandbox } from './sandbox.server';\nexport const s = startSandbox;\n${env}`,
+    'src/config/app.config.ts': env,
+    'src/database/data-source.ts': env,
+    'src/auth/keys.cli.ts': env,
+    'src/config/sandbox.config.ts': `import { x } from './sandbox.options';\nexport const y = x;\n`,
+    'bench/run.ts': `import { startSandbox } from '../src/sandbox/sandbox.server';\nexport const s = startSandbox;\n${env}`,
+    'test/e2e/x.e2e-spec.ts': `import { startSandbox } from '../../src/sandbox/sandbox.server';\nexport const s = startSandbox;\n${nestAxios}`,
+  });
+  copyFileSync(join(root, '.oxlintrc.json'), join(work, '.oxlintrc.json'));
+  afterAll(() => rmSync(work, { recursive: true, force: true }));
+
+  let status: number | null = null;
+  let output = '';
+  beforeAll(() => {
+    const run = spawnSync(
+      join(root, 'node_modules/.bin/oxlint'),
+      ['-c', '.oxlintrc.json', '-f', 'unix', '.'],
+      {
+        cwd: work,
+        encoding: 'utf8',
+      },
+    );
+    status = run.status;
+    output = `${run.stdout}${run.stderr}`;
+  });
+
+  it('fails (exit 1) on the fixture tree', () => {
+    expect(status).toBe(1);
+  });
+
+  it('axios, @nestjs/axios and cockatiel only under src/upstream/ (and in tests)', () => {
+    const network = output
+      .split('\n')
+      .filter((l) => /no-restricted-imports/.test(l) && /'(axios|@nestjs\/axios|cockatiel)'/.test(l))
+      .map((l) => l.split(':')[0])
+      .sort();
+    expect(network).toEqual([
+      'src/auth/uses-axios.ts',
+      'src/main.ts',
+      'src/orders/uses-nest-axios.ts',
+      'src/sandbox/uses-cockatiel.ts',
+    ]);
+    expect(output).not.toContain('src/upstream/upstream.http.ts');
+  });
+
+  it('src/sandbox/ only from the startup wiring, its own files, bench/ and test/', () => {
+    const sandboxImports = output
+      .split('\n')
+      .filter((l) => /no-restricted-imports/.test(l) && /'[^']*sandbox\/[^']*'/.test(l))
+      .map((l) => l.split(':')[0])
+      .sort();
+    expect(sandboxImports).toEqual([
+      'src/config/uses-sandbox.ts',
+      'src/orders/uses-sandbox.ts',
+      'src/upstream-target-helper.ts',
+      'src/upstream/uses-sandbox.ts',
+    ]);
+  });
+
+  it('process.env only in config/, the data-source/database-url files and entry points', () => {
+    expect(reported(output, 'no-restricted-properties')).toEqual([
+      'src/auth/reads-env.ts',
+      'src/upstream/reads-env.ts',
+    ]);
+  });
+});
+
+describe('dependency rules (scripts/check-deps.mjs: entity ownership)', () => {
+  const entity = `export class ThingEntity {}\n`;
+
+  it('passes when an entity is used by its own module, tests and migrations', () => {
+    const result = checkDeps({
+      'src/things/thing.entity.ts': entity,
+      'src/things/thing.repository.ts': `import { ThingEntity } from './thing.entity';\nexport const T = ThingEntity;\n`,
+      'src/things/nested/deep.ts': `import type { ThingEntity } from '../thing.entity';\nexport type T = ThingEntity;\n`,
+      'test/integration/thing.integration-spec.ts': `import { ThingEntity } from '../../src/things/thing.entity';\nvoid ThingEntity;\n`,
+      'migrations/1-CreateThings.ts': `import { ThingEntity } from '../src/things/thing.entity';\nvoid ThingEntity;\n`,
+    });
+    expect(result).toEqual({ status: 0, lines: [] });
+  });
+
+  it('fails naming each import of an entity from another module, and an entity outside a module folder', () => {
+    const result = checkDeps({
+      'src/things/thing.entity.ts': entity,
+      'src/orders/orders.service.ts': `import { x } from './x';\n\nimport {\n  ThingEntity,\n} from '../things/thing.entity';\nexport const T = [x, ThingEntity];\n`,
+      'src/orders/orders.lazy.ts': `export const load = () => import('../things/thing.entity.js');\n`,
+      'bench/things.bench.ts': `export { ThingEntity } from '../src/things/thing.entity';\n`,
+      'src/stray.entity.ts': entity,
+    });
+    expect(result.status).toBe(1);
+    expect(result.lines.map((l) => l.split(': ')[0]).sort()).toEqual([
+      'bench/things.bench.ts:1',
+      'src/orders/orders.lazy.ts:1',
+      'src/orders/orders.service.ts:5',
+      'src/stray.entity.ts:1',
+    ]);
+    expect(result.lines.find((l) => l.startsWith('src/orders/orders.service.ts'))).toContain(
+      'belongs to src/things/',
+    );
+  });
+});
