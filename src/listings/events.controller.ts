@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequireScope } from '../auth/access.decorators';
 import { ParseU64Pipe } from '../common/int64.validators';
@@ -22,7 +22,8 @@ export const EVENT_ID_PARAM = {
 export const IF_NONE_MATCH = {
   name: 'if-none-match',
   required: false,
-  description: 'An ETag from an earlier answer: 304 Not Modified (no body) while the answer is unchanged',
+  description:
+    'An ETag from an earlier answer: the answer is 304 Not Modified (no body, same ETag) while it is unchanged',
 } as const;
 
 @ApiTags('catalog')
@@ -39,7 +40,6 @@ export class EventsController {
   })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: EventsPageResponseDto, headers: { ETag: {}, 'Cache-Control': {} } })
-  @ApiResponse({ status: 304, description: 'Not Modified (If-None-Match matched the ETag)' })
   async list(
     @Query() query: EventsQueryDto,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
@@ -54,7 +54,6 @@ export class EventsController {
   @ApiParam(EVENT_ID_PARAM)
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: EventDetailResponseDto })
-  @ApiResponse({ status: 304, description: 'Not Modified' })
   @ApiErrorResponse(400, 'VALIDATION_FAILED: event_id is not a u64 decimal string')
   @ApiErrorResponse(404, 'NOT_FOUND: no such event in the mirror')
   @ApiErrorResponse(410, 'GONE: the event is no longer listed upstream; details say when it was last seen')
@@ -75,7 +74,6 @@ export class EventsController {
   @ApiParam(EVENT_ID_PARAM)
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: ListingsPageResponseDto })
-  @ApiResponse({ status: 304, description: 'Not Modified' })
   @ApiErrorResponse(404, 'NOT_FOUND: no such event in the mirror')
   @ApiErrorResponse(410, 'GONE: the event is no longer listed upstream')
   async listings(

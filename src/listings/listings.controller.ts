@@ -1,5 +1,5 @@
 import { Controller, Get, Headers, Param, Query, Res } from '@nestjs/common';
-import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiResponse, ApiTags } from '@nestjs/swagger';
+import { ApiHeader, ApiOkResponse, ApiOperation, ApiParam, ApiTags } from '@nestjs/swagger';
 import type { FastifyReply } from 'fastify';
 import { RequireScope } from '../auth/access.decorators';
 import { ParseU64Pipe } from '../common/int64.validators';
@@ -24,7 +24,6 @@ export class ListingsController {
   })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: ListingsPageResponseDto })
-  @ApiResponse({ status: 304, description: 'Not Modified' })
   async list(
     @Query() query: ListingsQueryDto,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
@@ -46,7 +45,6 @@ export class ListingsController {
   @ApiParam({ name: 'ticket_id', type: String, example: '7001', description: 'u64 decimal string' })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: ListingDetailResponseDto })
-  @ApiResponse({ status: 304, description: 'Not Modified' })
   @ApiErrorResponse(404, 'NOT_FOUND: the listing was never in the mirror (nor live, with fresh=true)')
   @ApiErrorResponse(
     410,

@@ -19,7 +19,8 @@ export async function readLiveListing(
   const observedAt = new Date();
   const signal = AbortSignal.timeout(timeoutMs);
   try {
-    for await (const page of upstream.walkActiveListings({ eventId, signal })) {
+    // The contract's largest page: the fewest round trips within the time budget.
+    for await (const page of upstream.walkActiveListings({ eventId, signal, limit: 1000 })) {
       const live = page.items.find((item) => item.eventId === eventId && item.ticketId === ticketId);
       if (live) return { eventId, ticketId, live, observedAt };
       if (signal.aborted) break;

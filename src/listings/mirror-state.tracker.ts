@@ -1,4 +1,5 @@
 import { Logger } from '@nestjs/common';
+import { AppError } from '../common/app-error';
 import type { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
 
@@ -20,8 +21,12 @@ export class MirrorStateTracker {
     private readonly refreshMs: number,
   ) {}
 
+  /**
+   * Never fails the service's start: an unreadable mirror (e.g. migrations not applied yet) is retried
+   * every `refreshMs`, and answers are 503 until a state has been read.
+   */
   async start(): Promise<void> {
-    await this.refresh();
+    await this.refresh().catch(() => undefined);
     await this.mirror.watchGeneration(() => void this.refresh().catch(() => undefined), this.refreshMs);
     this.timer = setInterval(() => void this.refresh().catch(() => undefined), this.refreshMs);
     this.timer.unref();
@@ -34,7 +39,8 @@ export class MirrorStateTracker {
 
   /** The last state read (start() has read one before the first request). */
   get current(): MirrorState {
-    if (!this.state) throw new Error('mirror state not read yet');
+    if (!this.state)
+      throw new AppError('SERVICE_UNAVAILABLE', 'The catalog mirror is not readable yet', undefined, 1);
     return this.state;
   }
 
@@ -46,10 +52,9 @@ export class MirrorStateTracker {
     }
     this.reading = (async () => {
       try {
-        let state: MirrorState;
         do {
           this.again = false;
-          state = await this.mirror.readState();
+          const state = await this.mirror.readState();
           // Never step back: a slow read must not replace a newer generation read meanwhile.
           if (!this.state || state.generation >= this.state.generation) this.state = state;
         } while (this.again);
