@@ -26,7 +26,7 @@ import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
-import { upstreamToAppError } from './upstream/upstream-error.mapper';
+import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
 export interface CreateAppOptions {
@@ -160,7 +160,10 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   // The filter learns the upstream client's error here, at the composition root: common/ imports no
   // feature module, and upstream/ already depends on common/ (AppError) for its mapper.
   const filter = new AllExceptionsFilter(logger, [
-    (exception) => (exception instanceof UpstreamError ? upstreamToAppError(exception) : undefined),
+    (exception) =>
+      exception instanceof UpstreamError
+        ? upstreamToAppError(exception, UNCAUGHT_UPSTREAM_OVERRIDES)
+        : undefined,
   ]);
   app.useGlobalFilters(filter);
   app.useGlobalPipes(createValidationPipe());

@@ -36,6 +36,9 @@ export interface ListApiClientsQuery {
  * The only code that reads or writes `api_clients`. Plain class over a DataSource so the service
  * (Nest) and the `keys` CLI (no Nest) share it.
  */
+/** Rounds of the revocation cascade; each catches keys issued while the previous one waited on locks. */
+const MAX_CASCADE_ROUNDS = 8;
+
 export class ApiClientRepository {
   private readonly rows: Repository<ApiClientEntity>;
 
@@ -43,10 +46,24 @@ export class ApiClientRepository {
     this.rows = dataSource.getRepository(ApiClientEntity);
   }
 
-  async insert(client: NewApiClient): Promise<ApiClientEntity> {
-    const result = await this.rows.insert(client);
-    const id = (result.identifiers[0] as { id: string }).id;
-    return this.rows.findOneByOrFail({ id });
+  /**
+   * Inserts a client. With an issuer, the issuer's row is locked (FOR SHARE) and must not be revoked:
+   * a revocation (an UPDATE of that row) and an issue therefore serialise, so a key issued while its
+   * issuer is being revoked is either refused (null) or already visible to the revocation cascade.
+   */
+  async insert(client: NewApiClient): Promise<ApiClientEntity | null> {
+    return this.rows.manager.transaction(async (manager) => {
+      if (client.createdBy !== null) {
+        const issuer: unknown[] = await manager.query(
+          `SELECT id FROM api_clients WHERE id = $1 AND revoked_at IS NULL FOR SHARE`,
+          [client.createdBy],
+        );
+        if (issuer.length === 0) return null;
+      }
+      const result = await manager.insert(ApiClientEntity, client);
+      const id = (result.identifiers[0] as { id: string }).id;
+      return manager.findOneByOrFail(ApiClientEntity, { id });
+    });
   }
 
   async findCredential(keyPrefix: string): Promise<ApiClientCredential | null> {
@@ -75,32 +92,48 @@ export class ApiClientRepository {
 
   /**
    * Revokes a client and every client it issued, transitively (keys must not outlive the admin key
-   * that issued them), in one statement and so one transaction. revoked_at is set once: an already
-   * revoked client keeps its first revocation time. Returns the row and the ids of the issued keys
-   * this call revoked, or null when no such client (owned by `createdBy`, when given) exists.
+   * that issued them), in one transaction. revoked_at is set once: an already revoked client keeps its
+   * first revocation time. Returns the row and the ids of the issued keys this call revoked, or null
+   * when no such client (owned by `createdBy`, when given) exists.
+   *
+   * Racing issues: `insert` holds FOR SHARE on the issuer's row. Locking the root FOR UPDATE first
+   * waits for every issue already under way; the cascade statement that follows takes a fresh snapshot
+   * (READ COMMITTED), so it sees them, and later issues find the issuer revoked. A key issued by a
+   * descendant while the cascade waited on that descendant's row lock committed before the wait ended,
+   * so the cascade is repeated until a round revokes nothing new (bounded).
    */
   async revoke(
     id: string,
     createdBy?: string,
   ): Promise<{ row: ApiClientEntity; alsoRevoked: string[] } | null> {
-    const found = await this.findById(id, createdBy);
-    if (!found) return null;
-    // UNION (not UNION ALL) ends the walk even on a (never expected) created_by cycle.
-    const revoked = await this.rows.query<{ id: string }[]>(
-      `WITH RECURSIVE issued(id) AS (
-         SELECT id FROM api_clients WHERE id = $1
-         UNION
-         SELECT c.id FROM api_clients c JOIN issued i ON c.created_by = i.id
-       ), revoked AS (
-         UPDATE api_clients SET revoked_at = now()
-         WHERE id IN (SELECT id FROM issued) AND revoked_at IS NULL
-         RETURNING id
-       )
-       SELECT id FROM revoked`,
-      [id],
-    );
-    const row = await this.rows.findOneByOrFail({ id });
-    return { row, alsoRevoked: revoked.map((r) => r.id).filter((revokedId) => revokedId !== id) };
+    return this.rows.manager.transaction(async (manager) => {
+      const locked: unknown[] = await manager.query(
+        `SELECT id FROM api_clients WHERE id = $1 ${createdBy === undefined ? '' : 'AND created_by = $2'} FOR UPDATE`,
+        createdBy === undefined ? [id] : [id, createdBy],
+      );
+      if (locked.length === 0) return null;
+      const alsoRevoked: string[] = [];
+      for (let round = 0; round < MAX_CASCADE_ROUNDS; round++) {
+        // UNION (not UNION ALL) ends the walk even on a (never expected) created_by cycle.
+        const revoked: { id: string }[] = await manager.query(
+          `WITH RECURSIVE issued(id) AS (
+             SELECT id FROM api_clients WHERE id = $1
+             UNION
+             SELECT c.id FROM api_clients c JOIN issued i ON c.created_by = i.id
+           ), revoked AS (
+             UPDATE api_clients SET revoked_at = now()
+             WHERE id IN (SELECT id FROM issued) AND revoked_at IS NULL
+             RETURNING id
+           )
+           SELECT id FROM revoked`,
+          [id],
+        );
+        alsoRevoked.push(...revoked.map((r) => r.id).filter((revokedId) => revokedId !== id));
+        if (round > 0 && revoked.length === 0) break;
+      }
+      const row = await manager.findOneByOrFail(ApiClientEntity, { id });
+      return { row, alsoRevoked };
+    });
   }
 
   async touchLastUsed(id: string): Promise<void> {

@@ -1,3 +1,5 @@
+import { AppError } from '../common/app-error';
+import { UNAUTHORIZED_MESSAGE } from './access.guard';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
 import type { ApiClientRepository, ListPosition } from './api-client.repository';
@@ -149,12 +151,16 @@ export class ApiClientsService {
   ): Promise<ApiClientEntity> {
     const parsed = parseApiKey(key);
     if (!parsed) throw new Error('not a well-formed API key');
-    return this.repository.insert({
+    const row = await this.repository.insert({
       name,
       keyPrefix: parsed.lookupPrefix,
       keyHash: hashApiKey(this.pepper, key),
       scopes,
       createdBy,
     });
+    // The issuer was revoked after it authenticated (another replica's cache, or a racing request):
+    // it is answered like any other revoked key.
+    if (!row) throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    return row;
   }
 }

@@ -29,6 +29,25 @@ const DEFAULTS: Record<UpstreamErrorCode, { code: ErrorCode; message: string }> 
   CONFLICT: { code: 'CONFLICT', message: 'The ticketing upstream reported a conflict' },
 };
 
+/**
+ * For an UpstreamError no feature caught (the global filter, wired in app.factory.ts): the upstream's 4xx
+ * answered a request this service built, so without a feature to say what it means it is a dependency
+ * failure (502), never the caller's 400/404/409.
+ */
+export const UNCAUGHT_UPSTREAM_OVERRIDES: Partial<
+  Record<UpstreamErrorCode, { code: ErrorCode; message: string }>
+> = {
+  REJECTED: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The ticketing upstream refused a request of this service',
+  },
+  NOT_FOUND: {
+    code: 'UPSTREAM_UNAVAILABLE',
+    message: 'The ticketing upstream did not find what it was asked for',
+  },
+  CONFLICT: { code: 'UPSTREAM_UNAVAILABLE', message: 'The ticketing upstream reported a conflict' },
+};
+
 /** Rate-limited without a Retry-After: tell our caller to come back in a few seconds. */
 const DEFAULT_RETRY_AFTER_SECONDS = 5;
 

@@ -130,6 +130,7 @@ describe('admin API for keys (e2e)', () => {
     ['limit zero', { limit: '0' }],
     ['unknown query field', { sort: 'name' }],
     ['forged cursor', { cursor: Buffer.from('1.not-a-uuid').toString('base64url') }],
+    ['empty cursor', { cursor: '' }],
   ])('list rejects %s with 400', async (_name, query) => {
     const res = await http().get('/v1/admin/api-clients').query(query).set(bearer(caller.key)).expect(400);
     expect(res.body.error.code).toBe('VALIDATION_FAILED');

@@ -1,4 +1,3 @@
-import { connect } from 'node:net';
 import { Body, Controller, Get, Module, Param, Post } from '@nestjs/common';
 import { IsOptional, IsString, MaxLength } from 'class-validator';
 import request from 'supertest';
@@ -11,6 +10,7 @@ import {
   type UpstreamErrorCode,
 } from '../../src/upstream/upstream.error';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { parseRawAnswer, rawExchange, type RawAnswer } from '../support/raw-http';
 
 class NoteDto {
   @IsOptional()
@@ -50,34 +50,9 @@ class HttpFixtureController {
 @Module({ controllers: [HttpFixtureController] })
 class HttpFixtureModule {}
 
-interface RawAnswer {
-  status: number;
-  headers: Record<string, string>;
-  body: string;
-}
-
-/**
- * Writes `bytes` on one loopback connection (leaving it open, like a stalled client) and resolves with
- * what the server answers once it closes the connection. Bounded by a 5 s socket timeout.
- */
-function rawExchange(port: number, bytes: string): Promise<RawAnswer> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
-    socket.on('error', reject);
-    socket.on('close', () => {
-      const split = answer.indexOf('\r\n\r\n');
-      const [statusLine, ...headerLines] = answer.slice(0, split).split('\r\n');
-      const headers: Record<string, string> = {};
-      for (const line of headerLines) {
-        const colon = line.indexOf(':');
-        headers[line.slice(0, colon).trim().toLowerCase()] = line.slice(colon + 1).trim();
-      }
-      resolve({ status: Number(statusLine?.split(' ')[1]), headers, body: answer.slice(split + 4) });
-    });
-  });
+/** One raw exchange, parsed (the server closes the connection after these answers). */
+async function rawAnswer(port: number, bytes: string): Promise<RawAnswer> {
+  return parseRawAnswer(await rawExchange(port, bytes));
 }
 
 function securityHeadersOf(headers: Record<string, unknown>): Record<string, unknown> {
@@ -164,6 +139,23 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
       expect(res.headers['retry-after']).toBe(upstreamCode === 'RATE_LIMITED' ? '3' : undefined);
     });
 
+    // Uncaught, an upstream 4xx answered a request this service built: our fault, not the caller's.
+    it.each(['REJECTED', 'NOT_FOUND', 'CONFLICT'])(
+      "%s is a 502 UPSTREAM_UNAVAILABLE (not the caller's 4xx), logged as a warning",
+      async (upstreamCode) => {
+        const res = await request(t.app.getHttpServer()).get(
+          `/v1/test-fixtures/http/upstream-fails/${upstreamCode}`,
+        );
+        expect([res.status, res.body.error.code]).toEqual([502, 'UPSTREAM_UNAVAILABLE']);
+        expect(res.body.error.details).toEqual({
+          upstream: { operation: 'listUpcomingEvents', code: upstreamCode },
+        });
+        const lines = t.logs.records().filter((r) => r.requestId === res.body.error.requestId);
+        expect(lines.map((l) => l.msg)).toContain('module error answered by the global filter');
+        expect(res.text).not.toContain('secret');
+      },
+    );
+
     it('is logged as a warning without stack or upstream text, never as an unhandled error', async () => {
       const res = await request(t.app.getHttpServer()).get('/v1/test-fixtures/http/upstream-fails/TIMEOUT');
       const lines = t.logs.records().filter((r) => r.requestId === res.body.error.requestId);
@@ -246,7 +238,7 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
 
   describe('timeouts (HTTP_REQUEST_TIMEOUT_MS=600, HTTP_HEADERS_TIMEOUT_MS=300 here)', () => {
     it('a body that never finishes gets 408 and the connection is closed', async () => {
-      const answer = await rawExchange(
+      const answer = await rawAnswer(
         port,
         'POST /v1/test-fixtures/http/notes HTTP/1.1\r\nHost: x\r\ncontent-type: application/json\r\n' +
           'content-length: 100\r\n\r\n{"name":',
@@ -255,14 +247,14 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
     });
 
     it('headers that trickle in are cut with a 408', async () => {
-      const answer = await rawExchange(port, 'GET /health/live HTTP/1.1\r\nHost: x\r\nx-slow: a');
+      const answer = await rawAnswer(port, 'GET /health/live HTTP/1.1\r\nHost: x\r\nx-slow: a');
       expect(facts(answer)).toEqual(complete(408, 'REQUEST_TIMEOUT'));
     });
   });
 
   describe('requests the framework used to answer itself', () => {
     it('a bad percent-escape is a 400 that does not echo the path', async () => {
-      const answer = await rawExchange(
+      const answer = await rawAnswer(
         port,
         'GET /v1/%zz/trb_live_secret HTTP/1.1\r\nHost: x\r\nconnection: close\r\n\r\n',
       );
@@ -271,7 +263,7 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
     });
 
     it('an over-long path parameter is a 414 that does not echo the path', async () => {
-      const answer = await rawExchange(
+      const answer = await rawAnswer(
         port,
         `GET /v1/admin/api-clients/${'trb_live_secret'.repeat(10)} HTTP/1.1\r\nHost: x\r\nconnection: close\r\n\r\n`,
       );
@@ -280,7 +272,7 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
     });
 
     it('an Expect header other than 100-continue is a 417', async () => {
-      const answer = await rawExchange(
+      const answer = await rawAnswer(
         port,
         'GET /health/live HTTP/1.1\r\nHost: x\r\nexpect: something\r\nconnection: close\r\n\r\n',
       );
@@ -288,17 +280,17 @@ describe('HTTP hardening: every answer has the shape, a request id, the headers,
     });
 
     it('an HTTP/1.1 request without Host is a 400', async () => {
-      const answer = await rawExchange(port, 'GET /health/live HTTP/1.1\r\nconnection: close\r\n\r\n');
+      const answer = await rawAnswer(port, 'GET /health/live HTTP/1.1\r\nconnection: close\r\n\r\n');
       expect(facts(answer)).toEqual(complete(400, 'BAD_REQUEST'));
     });
 
     it('malformed HTTP is a 400 with the request id and headers', async () => {
-      const answer = await rawExchange(port, 'GET /health/live HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n');
+      const answer = await rawAnswer(port, 'GET /health/live HTTP/1.1\r\nHost: x\r\nBroken header\r\n\r\n');
       expect(facts(answer)).toEqual(complete(400, 'BAD_REQUEST'));
     });
 
     it('oversized headers are a 431', async () => {
-      const answer = await rawExchange(
+      const answer = await rawAnswer(
         port,
         `GET /health/live HTTP/1.1\r\nHost: x\r\nx-big: ${'a'.repeat(20_000)}\r\n\r\n`,
       );

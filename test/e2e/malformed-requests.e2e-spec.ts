@@ -1,19 +1,7 @@
-import { connect } from 'node:net';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { rawExchange } from '../support/raw-http';
 import { startTestApp, type TestApp } from '../support/test-app';
-
-/** Sends raw bytes over one connection and returns everything the server answers before closing. */
-function rawExchange(port: number, bytes: string): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const socket = connect(port, '127.0.0.1', () => socket.write(bytes));
-    let answer = '';
-    socket.setTimeout(5000, () => socket.destroy(new Error('no answer within 5 s')));
-    socket.on('data', (chunk: Buffer) => (answer += chunk.toString('utf8')));
-    socket.on('end', () => resolve(answer));
-    socket.on('error', reject);
-  });
-}
 
 describe('malformed and non-JSON requests (e2e)', () => {
   let t: TestApp;

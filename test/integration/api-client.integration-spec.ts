@@ -127,6 +127,27 @@ describe(ApiClientRepository.name, () => {
     );
   });
 
+  it('a revoked issuer issues nothing, and issue racing revoke never leaves a live key behind', async () => {
+    const revokedAdmin = await sut.issue('revoked-admin', ['admin']);
+    await sut.revoke(revokedAdmin.client.id);
+    await expect(sut.issue('late', ['catalog:read'], revokedAdmin.client.id)).rejects.toMatchObject({
+      code: 'UNAUTHORIZED',
+    });
+
+    // Issue and revoke race: whichever order the database serialises them in, no key issued by the
+    // revoked admin is left live.
+    const racing = await sut.issue('racing-admin', ['admin']);
+    const issues = Array.from({ length: 8 }, (_, i) =>
+      sut.issue(`racer-${i}`, ['catalog:read'], racing.client.id),
+    );
+    await Promise.allSettled([...issues, sut.revoke(racing.client.id)]);
+    const live = await dataSource.query<unknown[]>(
+      'SELECT id FROM api_clients WHERE created_by = ANY($1::uuid[]) AND revoked_at IS NULL',
+      [[revokedAdmin.client.id, racing.client.id]],
+    );
+    expect(live).toEqual([]);
+  });
+
   it('records last use', async () => {
     const { client } = await sut.issue('used', ['catalog:read']);
     await sut.touchLastUsed(client.id);

@@ -63,10 +63,16 @@ describe('dependency rules (oxlint overrides in .oxlintrc.json)', () => {
     'src/auth/reads-env.ts': env,
     'src/upstream/reads-env.ts': env,
     'src/upstream-target-helper.ts': `import { startSandbox } from './sandbox/sandbox.server';\nexport const s = startSandbox;\n`,
+    // The startup wiring starts the sandbox: importing it reaches sandbox/ one step removed.
+    'src/upstream/uses-target.ts': `import { resolveUpstreamTarget } from '../upstream-target';\nexport const t = resolveUpstreamTarget;\n`,
+    'src/config/uses-target.ts': `import { loadStartupConfig } from '../upstream-target.js';\nexport const t = loadStartupConfig;\n`,
+    'src/orders/uses-target.ts': `export const load = () => import('../upstream-target');\n`,
     // Allowed.
     'src/upstream/upstream.http.ts': `${nestAxios}${cockatiel.replace(/ r /g, ' r2 ')}`,
     'src/upstream-target.ts': `import { startSandbox } from './sandbox/sandbox.server';\nexport const s = startSandbox;\n`,
     'src/sandbox/sandbox.main.ts': `import { startSandbox } from './sandbox.server';\nexport const s = startSandbox;\n${env}`,
+    'src/upstream-check.cli.ts': `import { resolveUpstreamTarget } from './upstream-target';\nexport const t = resolveUpstreamTarget;\n${env}`,
+    'src/upstream-target.spec.ts': `import { loadStartupConfig } from './upstream-target';\nexport const t = loadStartupConfig;\n`,
     'src/config/app.config.ts': env,
     'src/database/data-source.ts': env,
     'src/auth/keys.cli.ts': env,
@@ -122,6 +128,19 @@ describe('dependency rules (oxlint overrides in .oxlintrc.json)', () => {
       'src/orders/uses-sandbox.ts',
       'src/upstream-target-helper.ts',
       'src/upstream/uses-sandbox.ts',
+    ]);
+  });
+
+  it('the startup wiring (src/upstream-target.ts) only from main.ts and the upstream:check CLI', () => {
+    const wiringImports = output
+      .split('\n')
+      .filter((l) => /no-restricted-imports/.test(l) && /'[^']*upstream-target[^']*'/.test(l))
+      .map((l) => l.split(':')[0])
+      .sort();
+    expect(wiringImports).toEqual([
+      'src/config/uses-target.ts',
+      'src/orders/uses-target.ts',
+      'src/upstream/uses-target.ts',
     ]);
   });
 

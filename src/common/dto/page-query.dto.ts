@@ -1,6 +1,6 @@
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { Type } from 'class-transformer';
-import { IsInt, IsOptional, IsString, Max, MaxLength, Min } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, MaxLength, Min, MinLength } from 'class-validator';
 import { CURSOR_MAX_LENGTH } from '../keyset-cursor';
 
 export const PAGE_LIMIT_DEFAULT = 20;
@@ -22,11 +22,14 @@ export class PageQueryDto {
   limit: number = PAGE_LIMIT_DEFAULT;
 
   @ApiPropertyOptional({
+    minLength: 1,
     maxLength: CURSOR_MAX_LENGTH,
     description: 'Opaque cursor from the previous page, with the same filters and sort',
   })
   @IsOptional()
   @IsString()
+  // `?cursor=` is a 400, not the first page: this service never issues an empty cursor.
+  @MinLength(1)
   @MaxLength(CURSOR_MAX_LENGTH)
   cursor?: string;
 }
