@@ -22,6 +22,7 @@ import { HELMET_OPTIONS } from './common/security-headers';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
+import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
 import { MetricsService } from './metrics/metrics.service';
@@ -37,6 +38,7 @@ export interface CreateAppOptions {
   /** Resolved upstream address and key plus tuning; its logger defaults to a child of the app's. */
   upstream: UpstreamOptions;
   authConfig: AuthConfig;
+  transactionsConfig?: TransactionsConfig;
   /** Catalog sync settings (SYNC_*); defaults when omitted. */
   syncConfig?: SyncConfig;
   /** Read API settings (LISTINGS_*); defaults when omitted. */
@@ -142,6 +144,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       databaseUrl: options.databaseUrl,
       logger,
       auth: options.authConfig,
+      transactions: options.transactionsConfig,
       sync: options.syncConfig,
       listings: options.listingsConfig,
       extraModules: options.extraModules,

@@ -7,12 +7,14 @@ import { CatalogSyncModule } from './catalog-sync/catalog-sync.module';
 import { AppConfig } from './config/app.config';
 import { AppConfigModule } from './config/app-config.module';
 import type { AuthConfig } from './config/auth.config';
+import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -22,6 +24,8 @@ export interface AppModuleOptions {
   databaseUrl: string;
   logger: Logger;
   auth: AuthConfig;
+  /** Transactions and selling variables (default: every default). */
+  transactions?: TransactionsConfig;
   /** Resolved upstream (UPSTREAM_BASE_URL or the in-process sandbox) and its tuning. */
   upstream: UpstreamOptions;
   /** Catalog sync settings (defaults when omitted). */
@@ -39,7 +43,7 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.sync, options.listings),
+        AppConfigModule.forRoot(config, options.sync, options.transactions, options.listings),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,
@@ -64,8 +68,9 @@ export class AppModule {
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
         AuthModule.forRoot(options.auth),
-        CatalogSyncModule,
+        TransactionsModule,
         ListingsModule,
+        CatalogSyncModule,
         ...(options.extraModules ?? []),
       ],
     };

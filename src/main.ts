@@ -36,6 +36,7 @@ async function main(): Promise<void> {
     const { app, logger } = await createApp({
       config,
       authConfig: configs.auth,
+      transactionsConfig: configs.transactions,
       syncConfig: configs.sync,
       listingsConfig: configs.listings,
       databaseUrl: database.url,

@@ -1,3 +1,5 @@
+import { UNAUTHORIZED_MESSAGE } from './auth.errors';
+export { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -8,10 +10,6 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { AuthFailureReason } from './api-clients.service';
 import { presentedKey } from './authenticated-request';
 import { grants } from './scopes';
-
-/** One message for every authentication failure: the caller learns nothing about which one. */
-export const UNAUTHORIZED_MESSAGE =
-  'A valid API key is required (Authorization: Bearer <key> or x-api-key: <key>)';
 
 /**
  * Global guard (APP_GUARD): every controller route is public, key-only or scope-protected by its

@@ -1,5 +1,5 @@
 import { AppError } from '../common/app-error';
-import { UNAUTHORIZED_MESSAGE } from './access.guard';
+import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
 import type { ApiClientRepository, ListPosition } from './api-client.repository';

@@ -2,14 +2,16 @@ import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AppConfig } from './app.config';
 import { ListingsConfig } from './listings.config';
 import { SyncConfig } from './sync.config';
+import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
 
-/** Makes the one validated AppConfig (and SyncConfig, ListingsConfig) instance injectable everywhere. */
+/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig, ListingsConfig) instances injectable everywhere. */
 @Global()
 @Module({})
 export class AppConfigModule {
   static forRoot(
     config: AppConfig,
     sync: SyncConfig = new SyncConfig(),
+    transactions: TransactionsConfig = loadTransactionsConfig({}),
     listings: ListingsConfig = new ListingsConfig(),
   ): DynamicModule {
     return {
@@ -17,9 +19,10 @@ export class AppConfigModule {
       providers: [
         { provide: AppConfig, useValue: config },
         { provide: SyncConfig, useValue: sync },
+        { provide: TransactionsConfig, useValue: transactions },
         { provide: ListingsConfig, useValue: listings },
       ],
-      exports: [AppConfig, SyncConfig, ListingsConfig],
+      exports: [AppConfig, SyncConfig, TransactionsConfig, ListingsConfig],
     };
   }
 }

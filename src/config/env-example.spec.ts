@@ -4,6 +4,7 @@ import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
 import { ListingsConfig } from './listings.config';
 import { SandboxEnv } from './sandbox.config';
+import { TransactionsConfig } from './transactions.config';
 import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
 import { declaredVariables } from './validate-env';
@@ -19,6 +20,7 @@ describe('.env.example', () => {
     [ListingsConfig.name, ListingsConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
+    [TransactionsConfig.name, TransactionsConfig],
     [SyncConfig.name, SyncConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));

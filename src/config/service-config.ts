@@ -3,6 +3,7 @@ import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadListingsConfig, type ListingsConfig } from './listings.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
+import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
 
@@ -11,6 +12,7 @@ export interface ServiceConfig {
   app: AppConfig;
   auth: AuthConfig;
   upstream: UpstreamConfig;
+  transactions: TransactionsConfig;
   sync: SyncConfig;
   listings: ListingsConfig;
   /**
@@ -30,6 +32,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const app = load(() => loadAppConfig(env));
   const auth = load(() => loadAuthConfig(env));
   const upstream = load(() => loadUpstreamConfig(env));
+  const transactions = load(() => loadTransactionsConfig(env));
   const sync = load(() => loadSyncConfig(env));
   const listings = load(() => loadListingsConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
@@ -42,7 +45,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sync || !listings || !sandbox || problems.length > 0)
+  if (!app || !auth || !upstream || !sync || !transactions || !listings || !sandbox || problems.length > 0)
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, listings, sandbox };
+  return { app, auth, upstream, sync, transactions, listings, sandbox };
 }

@@ -6,6 +6,8 @@ import { CreateSyncPasses1795355805474 } from '../../migrations/1795355805474-Cr
 import { CreateJobLeases1795355807008 } from '../../migrations/1795355807008-CreateJobLeases';
 import { CreateProtocolConfig1795355807791 } from '../../migrations/1795355807791-CreateProtocolConfig';
 import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
+import { CreateLedgerTransactions1795355832698 } from '../../migrations/1795355832698-CreateLedgerTransactions';
+import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/1795355833105-CreateLedgerTransactionEvents';
 import { CreateListingsNewestIndexes1795356059963 } from '../../migrations/1795356059963-CreateListingsNewestIndexes';
 
 /**
@@ -21,5 +23,7 @@ export const MIGRATIONS = [
   CreateJobLeases1795355807008,
   CreateProtocolConfig1795355807791,
   CreateMirrorGeneration1795355808627,
+  CreateLedgerTransactions1795355832698,
+  CreateLedgerTransactionEvents1795355833105,
   CreateListingsNewestIndexes1795356059963,
 ];

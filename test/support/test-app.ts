@@ -3,6 +3,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { inject } from 'vitest';
 import { createApp, type CreateAppOptions } from '../../src/app.factory';
 import { loadAuthConfig } from '../../src/config/auth.config';
+import { loadTransactionsConfig } from '../../src/config/transactions.config';
 import { loadSyncConfig } from '../../src/config/sync.config';
 import { loadListingsConfig } from '../../src/config/listings.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
@@ -76,6 +77,7 @@ export async function startTestApp(
     const { app } = await createApp({
       config,
       authConfig: loadAuthConfig(fullEnv),
+      transactionsConfig: loadTransactionsConfig(fullEnv),
       // Scheduled sync passes only in tests that ask for them (SYNC_ENABLED=true).
       syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
       listingsConfig: loadListingsConfig(fullEnv),

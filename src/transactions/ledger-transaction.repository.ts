@@ -1,0 +1,423 @@
+import type { DataSource, EntityManager } from 'typeorm';
+import type { SignedTransaction, SubmissionResult } from '../upstream/upstream.types';
+import {
+  LedgerTransactionEntity,
+  type StoredSignError,
+  type TransactionEvent,
+  type WalletKind,
+} from './ledger-transaction.entity';
+
+export interface NewLedgerTransaction {
+  clientId: string;
+  idempotencyKey: string;
+  upstreamIdempotencyKey: string;
+  fingerprint: string;
+  kind: WalletKind;
+  subject: string;
+  instruction: string;
+  request: string;
+  requestId: string | null;
+  onFinal: string | null;
+  submitOnSign: boolean;
+}
+
+type Row = Record<string, unknown>;
+
+const FINAL = `('confirmed', 'landed_with_error', 'expired')`;
+
+/**
+ * The only code that reads or writes `ledger_transactions` and `ledger_transaction_events`. Hand-written
+ * SQL: every state change is one conditional UPDATE (so concurrent requests and replicas cannot both win)
+ * with its history row appended in the same statement.
+ */
+export class LedgerTransactionRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  private map(row: Row | undefined): LedgerTransactionEntity | null {
+    if (!row) return null;
+    const entity = new LedgerTransactionEntity();
+    const target = entity as unknown as Record<string, unknown>;
+    for (const column of this.dataSource.getMetadata(LedgerTransactionEntity).columns)
+      target[column.propertyName] = row[column.databaseName];
+    return entity;
+  }
+
+  private async one(
+    sql: string,
+    params: unknown[],
+    manager?: EntityManager,
+  ): Promise<LedgerTransactionEntity | null> {
+    const rows = await (manager ?? this.dataSource).query<Row[] | [Row[], number]>(sql, params);
+    // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
+    const list = Array.isArray(rows[0]) ? rows[0] : (rows as Row[]);
+    return this.map(list[0]);
+  }
+
+  /**
+   * Inserts the record (phase `signing`, leased by `owner` for `leaseMs`, tracker fallback at
+   * `retryAfterMs`) and its `created` event, unless the client already used the key; returns which.
+   */
+  async insertOrGet(
+    input: NewLedgerTransaction,
+    owner: string,
+    leaseMs: number,
+    retryAfterMs: number,
+  ): Promise<{ inserted: boolean; record: LedgerTransactionEntity }> {
+    const inserted = await this.one(
+      `WITH ins AS (
+         INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
+           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, lease_owner, lease_until,
+           next_attempt_at)
+         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11,
+           clock_timestamp() + make_interval(secs => $12::float8 / 1000),
+           clock_timestamp() + make_interval(secs => $13::float8 / 1000))
+         ON CONFLICT (client_id, idempotency_key) DO NOTHING
+         RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
+              SELECT id, 'created', 'signing', $11 FROM ins)
+       SELECT * FROM ins`,
+      [
+        input.clientId,
+        input.idempotencyKey,
+        input.upstreamIdempotencyKey,
+        input.fingerprint,
+        input.kind,
+        input.subject,
+        input.instruction,
+        input.request,
+        input.requestId,
+        input.onFinal,
+        owner,
+        leaseMs,
+        retryAfterMs,
+        input.submitOnSign,
+      ],
+    );
+    if (inserted) return { inserted: true, record: inserted };
+    const existing = await this.one(
+      `SELECT * FROM ledger_transactions WHERE client_id = $1 AND idempotency_key = $2`,
+      [input.clientId, input.idempotencyKey],
+    );
+    if (!existing) throw new Error('ledger transaction vanished after an idempotency conflict');
+    return { inserted: false, record: existing };
+  }
+
+  /** Takes over a `signing` record whose lease has expired (its first call's outcome is unknown). */
+  claimSigning(id: string, owner: string, leaseMs: number): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `UPDATE ledger_transactions SET lease_owner = $2,
+         lease_until = clock_timestamp() + make_interval(secs => $3::float8 / 1000),
+         sign_attempts = sign_attempts + 1, updated_at = clock_timestamp()
+       WHERE id = $1 AND phase = 'signing' AND (lease_until IS NULL OR lease_until < clock_timestamp())
+       RETURNING *`,
+      [id, owner, leaseMs],
+    );
+  }
+
+  /** Records the signed transaction (first writer wins: a retry with the same key got the same one). */
+  async recordSigned(
+    id: string,
+    actor: string,
+    signed: SignedTransaction,
+    digest: string,
+  ): Promise<LedgerTransactionEntity | null> {
+    const updated = await this.one(
+      `WITH up AS (
+         UPDATE ledger_transactions SET phase = 'signed', custodial_transaction_id = $3, signer_address = $4,
+           fee_payer_address = $5, signed_transaction = $6, signed_transaction_digest = $7, message = $8,
+           signature = $9, fee_payer_signature = $10, required_signers = $11, recent_blockhash = $12,
+           signed_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL,
+           last_error = NULL, updated_at = clock_timestamp()
+         WHERE id = $1 AND phase = 'signing' RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
+              SELECT id, 'signed', 'signed', $2 FROM up)
+       SELECT * FROM up`,
+      [
+        id,
+        actor,
+        signed.custodialTransactionId,
+        signed.signerAddress,
+        signed.feePayerAddress,
+        signed.signedTransaction,
+        digest,
+        signed.message,
+        signed.signature,
+        signed.feePayerSignature,
+        signed.requiredSigners,
+        signed.recentBlockhash,
+      ],
+    );
+    return updated ?? this.findById(id);
+  }
+
+  /**
+   * A failed signing call. `rejected`: the upstream refused it (definite 4xx) → `sign_rejected`, replayed
+   * to later retries. Otherwise the outcome is unknown: the lease is released and the tracker (or the
+   * caller's retry) calls again with the same key after `retryAfterMs`.
+   */
+  recordSignFailure(
+    id: string,
+    actor: string,
+    error: StoredSignError,
+    rejected: boolean,
+    retryAfterMs: number,
+  ): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `WITH up AS (
+         UPDATE ledger_transactions SET
+           phase = CASE WHEN $3 THEN 'sign_rejected' ELSE phase END,
+           sign_error = CASE WHEN $3 THEN $4::jsonb ELSE NULL END,
+           last_error = $5, lease_owner = NULL, lease_until = NULL,
+           next_attempt_at = CASE WHEN $3 THEN NULL
+             ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND phase = 'signing' RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, detail, actor)
+              SELECT id, CASE WHEN $3 THEN 'sign_rejected' ELSE 'sign_failed' END, phase, $5, $2 FROM up)
+       SELECT * FROM up`,
+      [
+        id,
+        actor,
+        rejected,
+        JSON.stringify(error),
+        `${error.code}: ${error.message}`.slice(0, 500),
+        retryAfterMs,
+      ],
+    );
+  }
+
+  /**
+   * Marks a signed record as submitted (first time: submitted_at, give-up time, additional signatures)
+   * and clears a stopped tracking (an explicit submit is not a blind retry).
+   */
+  markSubmitRequested(
+    id: string,
+    actor: string,
+    giveUpAfterSignMs: number,
+    additional: { address: string; signature: string }[] | null,
+    trackerDelayMs: number,
+  ): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `WITH up AS (
+         UPDATE ledger_transactions SET
+           submitted_at = COALESCE(submitted_at, clock_timestamp()),
+           give_up_at = COALESCE(give_up_at, signed_at + make_interval(secs => $3::float8 / 1000)),
+           additional_signatures = COALESCE(additional_signatures, $4::jsonb),
+           tracking_stopped = NULL,
+           next_attempt_at = CASE WHEN final_at IS NULL
+             THEN clock_timestamp() + make_interval(secs => $5::float8 / 1000) ELSE next_attempt_at END,
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND phase = 'signed' RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, actor)
+              SELECT id, 'submitted', phase, status, $2 FROM up)
+       SELECT * FROM up`,
+      [id, actor, giveUpAfterSignMs, additional === null ? null : JSON.stringify(additional), trackerDelayMs],
+    );
+  }
+
+  /**
+   * Records one submission answer. A final status is never overwritten (a late `processing` cannot undo
+   * `confirmed`); a status change appends a `status` event. `nextDelayMs` schedules the next re-submission
+   * (ignored once final; then the after-final handler, if any, is due at once).
+   */
+  recordSubmission(
+    id: string,
+    actor: string,
+    result: SubmissionResult,
+    nextDelayMs: number,
+  ): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `WITH cur AS (SELECT id, status AS old_status FROM ledger_transactions WHERE id = $1 FOR UPDATE),
+       up AS (
+         UPDATE ledger_transactions t SET
+           submit_attempts = submit_attempts + 1,
+           status = CASE WHEN t.status IN ${FINAL} THEN t.status ELSE $3 END,
+           failure_reason = CASE WHEN t.status IN ${FINAL} THEN t.failure_reason ELSE $4 END,
+           final_at = CASE WHEN t.status IN ${FINAL} THEN t.final_at
+                           WHEN $3 IN ${FINAL} THEN clock_timestamp() ELSE NULL END,
+           last_error = NULL,
+           next_attempt_at = CASE
+             WHEN (t.status IN ${FINAL} OR $3 IN ${FINAL}) THEN
+               CASE WHEN t.on_final IS NOT NULL AND t.on_final_done_at IS NULL THEN clock_timestamp() ELSE NULL END
+             WHEN t.tracking_stopped IS NOT NULL THEN NULL
+             ELSE clock_timestamp() + make_interval(secs => $5::float8 / 1000) END,
+           updated_at = clock_timestamp()
+         FROM cur WHERE t.id = cur.id RETURNING t.*, cur.old_status),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, failure_reason, actor)
+              SELECT id, 'status', phase, status, failure_reason, $2 FROM up
+              WHERE status IS DISTINCT FROM old_status)
+       SELECT * FROM up`,
+      [id, actor, result.status, result.failureReason ?? null, nextDelayMs],
+    );
+  }
+
+  /**
+   * A failed submission. `rejected` (a 4xx): recorded, tracking stops and the record shows why. Otherwise
+   * (timeout, 5xx, 429, network) the status stays as it was and the next attempt is scheduled.
+   */
+  recordSubmitError(
+    id: string,
+    actor: string,
+    detail: string,
+    rejected: boolean,
+    nextDelayMs: number,
+  ): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `WITH up AS (
+         UPDATE ledger_transactions SET submit_attempts = submit_attempts + 1, last_error = $3,
+           tracking_stopped = CASE WHEN $4 AND final_at IS NULL THEN 'rejected' ELSE tracking_stopped END,
+           next_attempt_at = CASE WHEN final_at IS NOT NULL THEN next_attempt_at WHEN $4 THEN NULL
+             ELSE clock_timestamp() + make_interval(secs => $5::float8 / 1000) END,
+           updated_at = clock_timestamp()
+         WHERE id = $1 RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, detail, actor)
+              SELECT id, CASE WHEN $4 THEN 'submit_rejected' ELSE 'submit_failed' END, phase, status, $3, $2 FROM up)
+       SELECT * FROM up`,
+      [id, actor, detail.slice(0, 500), rejected, nextDelayMs],
+    );
+  }
+
+  /** Stops tracking a transaction still not final once its give-up time has passed (else no-op). */
+  recordGaveUp(id: string, actor: string): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `WITH up AS (
+         UPDATE ledger_transactions SET tracking_stopped = 'gave_up', next_attempt_at = NULL,
+           updated_at = clock_timestamp()
+         WHERE id = $1 AND final_at IS NULL AND tracking_stopped IS NULL
+           AND give_up_at IS NOT NULL AND give_up_at <= clock_timestamp() RETURNING *),
+       ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, actor)
+              SELECT id, 'gave_up', phase, status, $2 FROM up)
+       SELECT * FROM up`,
+      [id, actor],
+    );
+  }
+
+  /** The after-final handler ran (or failed: then retried after `retryDelayMs`). */
+  recordOnFinal(id: string, actor: string, error: string | null, retryDelayMs: number): Promise<unknown> {
+    return this.dataSource.query(
+      `WITH up AS (
+         UPDATE ledger_transactions SET
+           on_final_done_at = CASE WHEN $3::text IS NULL THEN clock_timestamp() ELSE NULL END,
+           next_attempt_at = CASE WHEN $3::text IS NULL THEN NULL
+             ELSE clock_timestamp() + make_interval(secs => $4::float8 / 1000) END,
+           last_error = $3, updated_at = clock_timestamp()
+         WHERE id = $1 RETURNING *)
+       INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, detail, actor)
+       SELECT id, 'on_final', phase, status, COALESCE($3, 'done'), $2 FROM up`,
+      [id, actor, error, retryDelayMs],
+    );
+  }
+
+  /**
+   * Claims up to `limit` due rows for `owner` (FOR UPDATE SKIP LOCKED, then a lease), so each row is worked
+   * by one replica at a time: unknown signings younger than `signWindowMs`, submitted non-final
+   * transactions and pending after-final handlers.
+   */
+  async claimDue(
+    owner: string,
+    leaseMs: number,
+    limit: number,
+    signWindowMs: number,
+  ): Promise<LedgerTransactionEntity[]> {
+    const rows = await this.dataSource.query<[Row[], number]>(
+      `UPDATE ledger_transactions SET lease_owner = $1,
+         lease_until = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
+       WHERE id IN (
+         SELECT id FROM ledger_transactions
+         WHERE next_attempt_at <= clock_timestamp()
+           AND (lease_until IS NULL OR lease_until < clock_timestamp())
+           AND (phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000))
+         ORDER BY next_attempt_at LIMIT $3
+         FOR UPDATE SKIP LOCKED)
+       RETURNING *`,
+      [owner, leaseMs, limit, signWindowMs],
+    );
+    return rows[0].map((row) => this.map(row) as LedgerTransactionEntity);
+  }
+
+  /** Appends the tracker's attempt (who, from when to now) and releases its lease if it still holds it. */
+  async release(id: string, owner: string, startedAt: Date, detail: string): Promise<void> {
+    await this.dataSource.query(
+      `WITH up AS (
+         UPDATE ledger_transactions SET lease_owner = NULL, lease_until = NULL
+         WHERE id = $1 AND lease_owner = $2 RETURNING id, phase, status)
+       INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, detail, actor, started_at)
+       SELECT id, 'attempt', phase, status, $4, $2, $3 FROM up`,
+      [id, owner, startedAt, detail],
+    );
+  }
+
+  findById(id: string): Promise<LedgerTransactionEntity | null> {
+    return this.one(`SELECT * FROM ledger_transactions WHERE id = $1`, [id]);
+  }
+
+  findByCustodialId(custodialTransactionId: string): Promise<LedgerTransactionEntity | null> {
+    return this.one(`SELECT * FROM ledger_transactions WHERE custodial_transaction_id = $1`, [
+      custodialTransactionId.toLowerCase(),
+    ]);
+  }
+
+  findByDigest(clientId: string, digest: string): Promise<LedgerTransactionEntity | null> {
+    return this.one(
+      `SELECT * FROM ledger_transactions WHERE client_id = $1 AND signed_transaction_digest = $2 LIMIT 1`,
+      [clientId, digest],
+    );
+  }
+
+  async findByIds(ids: readonly string[]): Promise<LedgerTransactionEntity[]> {
+    if (ids.length === 0) return [];
+    const rows = await this.dataSource.query<Row[]>(
+      `SELECT * FROM ledger_transactions WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    return rows.map((row) => this.map(row) as LedgerTransactionEntity);
+  }
+
+  async history(id: string): Promise<TransactionEvent[]> {
+    const rows = await this.dataSource.query<Row[]>(
+      `SELECT at, type, phase, status, failure_reason, detail, actor, started_at
+       FROM ledger_transaction_events WHERE transaction_id = $1 ORDER BY id`,
+      [id],
+    );
+    return rows.map((r) => ({
+      at: r.at as Date,
+      type: r.type as string,
+      phase: r.phase as string,
+      status: r.status as string | null,
+      failureReason: r.failure_reason as string | null,
+      detail: r.detail as string | null,
+      actor: r.actor as string,
+      startedAt: r.started_at as Date | null,
+    }));
+  }
+
+  /** For metrics: counts by kind/instruction/status (phase when unsigned), and the oldest non-final age. */
+  async gauges(signWindowMs: number): Promise<{
+    counts: { kind: string; instruction: string; status: string; n: number }[];
+    oldestOpenSeconds: number;
+    trackerLagSeconds: number;
+  }> {
+    const counts = await this.dataSource.query<
+      { kind: string; instruction: string; status: string; n: number }[]
+    >(
+      `SELECT kind, instruction,
+         COALESCE(status, CASE WHEN phase = 'signed' AND submitted_at IS NULL THEN 'signed'
+                               WHEN phase = 'signed' THEN 'unknown' ELSE phase END) AS status,
+         count(*)::int AS n
+       FROM ledger_transactions GROUP BY 1, 2, 3`,
+    );
+    const [ages] = await this.dataSource.query<{ oldest: number; lag: number }[]>(
+      `SELECT
+         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(created_at) FILTER (
+           WHERE final_at IS NULL AND tracking_stopped IS NULL
+             AND (phase = 'signing' OR submitted_at IS NOT NULL))), 0)::float8 AS oldest,
+         COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at) FILTER (
+           WHERE next_attempt_at < clock_timestamp()
+             AND (phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $1::float8 / 1000)))),
+           0)::float8 AS lag
+       FROM ledger_transactions`,
+      [signWindowMs],
+    );
+    return { counts, oldestOpenSeconds: ages.oldest, trackerLagSeconds: ages.lag };
+  }
+}

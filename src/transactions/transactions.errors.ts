@@ -1,0 +1,75 @@
+import { AppError } from '../common/app-error';
+import { validationFailed } from '../common/validation';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { StoredSignError } from './ledger-transaction.entity';
+
+export const TransactionErrors = {
+  badIdempotencyKey: (): AppError =>
+    validationFailed([
+      {
+        field: 'Idempotency-Key',
+        problems: ['header is required: 1 to 255 visible ASCII characters (inner spaces allowed)'],
+      },
+    ]),
+  keyReused: (): AppError =>
+    new AppError(
+      'IDEMPOTENCY_KEY_REUSED',
+      'This Idempotency-Key was already used with a different request body',
+    ),
+  inFlight: (retryAfterSeconds: number): AppError =>
+    new AppError(
+      'CONFLICT',
+      'A request with this Idempotency-Key is still in flight; retry after Retry-After seconds',
+      undefined,
+      retryAfterSeconds,
+    ),
+  notFound: (): AppError => new AppError('NOT_FOUND', 'Transaction not found'),
+  notSigned: (): AppError =>
+    new AppError('CONFLICT', 'The transaction is not signed (yet); retry the signing request first'),
+  replayedRejection: (stored: StoredSignError): AppError =>
+    new AppError('UPSTREAM_REJECTED', stored.message, { upstreamStatus: stored.status, replayed: true }),
+};
+
+/**
+ * A definite refusal by the upstream (a 4xx that is not about our credentials or rate): the request did not
+ * execute and repeating it unchanged will not help. Anything else (timeout, 5xx, network, 429, 401) leaves
+ * the outcome unknown or transient: retry with the same key / bytes.
+ */
+export function isDefiniteRejection(error: UpstreamError): boolean {
+  return (
+    !error.outcomeUnknown &&
+    (error.code === 'REJECTED' ||
+      error.code === 'FORBIDDEN' ||
+      error.code === 'CONFLICT' ||
+      error.code === 'NOT_FOUND')
+  );
+}
+
+export function storedSignError(error: UpstreamError): StoredSignError {
+  return {
+    code: error.code,
+    status: error.status ?? null,
+    message: `The upstream refused the signing request (${error.status ?? error.code})${error.excerpt ? `: ${error.excerpt}` : ''}`,
+  };
+}
+
+/** How a failed upstream call reaches our caller (the body never carries a key or signed bytes). */
+export function upstreamFailure(error: unknown, what: 'signing' | 'submission'): AppError {
+  if (!(error instanceof UpstreamError)) return new AppError('INTERNAL', 'Internal server error');
+  if (isDefiniteRejection(error)) {
+    const stored = storedSignError(error);
+    return new AppError('UPSTREAM_REJECTED', stored.message, { upstreamStatus: stored.status });
+  }
+  const retry =
+    what === 'signing'
+      ? 'the outcome is unknown; retry with the same Idempotency-Key (the same transaction is returned)'
+      : 'the outcome is unknown; the transaction is tracked in the background';
+  if (error.code === 'TIMEOUT')
+    return new AppError('UPSTREAM_TIMEOUT', `The upstream ${what} timed out: ${retry}`);
+  return new AppError(
+    'UPSTREAM_UNAVAILABLE',
+    `The upstream ${what} failed (${error.code}): ${retry}`,
+    undefined,
+    error.retryAfterSeconds,
+  );
+}

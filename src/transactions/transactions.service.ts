@@ -1,0 +1,371 @@
+import { randomUUID } from 'node:crypto';
+import { hostname } from 'node:os';
+import { Injectable, Logger } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { AppError } from '../common/app-error';
+import { validationFailed } from '../common/validation';
+import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/transactions.config';
+import { MetricsService } from '../metrics/metrics.service';
+import { UpstreamClient } from '../upstream/upstream.client';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { InstructionBatch } from '../upstream/upstream.types';
+import {
+  deriveUpstreamKey,
+  IDEMPOTENCY_KEY_PATTERN,
+  requestFingerprint,
+  signedTransactionDigest,
+} from './idempotency';
+import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
+import type { LedgerTransactionEntity, TransactionEvent, WalletKind } from './ledger-transaction.entity';
+import { LedgerTransactionRepository } from './ledger-transaction.repository';
+import {
+  isDefiniteRejection,
+  storedSignError,
+  TransactionErrors,
+  upstreamFailure,
+} from './transactions.errors';
+import { TransactionsMetrics } from './transactions.metrics';
+
+export interface SignInput {
+  /** The calling client (`api_clients.id`): owner of the record and scope of the key. */
+  clientId: string;
+  /** The caller's Idempotency-Key (1..255 visible ASCII). */
+  idempotencyKey: string;
+  kind: WalletKind;
+  subject: string;
+  batch: InstructionBatch;
+  requestId?: string;
+  /** Upstream idempotency key; default upstreamKeyFor(clientId, idempotencyKey). Checkout passes its own. */
+  upstreamIdempotencyKey?: string;
+  /** Name of a handler registered with registerFinalHandler, run (at least once) once the status is final. */
+  onFinal?: string;
+  /**
+   * The caller submits right after signing (selling, checkout): stored, so that when the tracker resolves
+   * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
+   */
+  submitOnSign?: boolean;
+}
+
+export interface SignOutcome {
+  record: LedgerTransactionEntity;
+  /** True when the key was already used with the same body: the stored transaction, nothing new signed. */
+  replayed: boolean;
+}
+
+export interface SubmitOutcome {
+  record: LedgerTransactionEntity;
+  /** The upstream answered this submission (false: outcome unknown, tracked in the background). */
+  answered: boolean;
+}
+
+/** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
+/** A transaction record as other modules see it (read-only; the entity itself stays inside this module). */
+export type TransactionRecord = Readonly<LedgerTransactionEntity>;
+
+export type FinalHandler = (record: LedgerTransactionEntity) => Promise<void>;
+
+/**
+ * The ledger-transaction lifecycle: sign (idempotent per client key, the key committed before the upstream
+ * call), submit, track to a final status (TransactionsTracker), after-final handlers. Used over HTTP by
+ * TransactionsController and in-process by selling (listings/) and checkout. See docs/transactions.md.
+ */
+@Injectable()
+export class TransactionsService {
+  /** Names this replica in leases and history rows. */
+  readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
+  private readonly logger = new Logger(TransactionsService.name);
+  private readonly repo: LedgerTransactionRepository;
+  private readonly handlers = new Map<string, FinalHandler>();
+  private readonly secret: string;
+
+  constructor(
+    dataSource: DataSource,
+    private readonly upstream: UpstreamClient,
+    private readonly config: TransactionsConfig,
+    private readonly metrics: TransactionsMetrics,
+    metricsService: MetricsService,
+  ) {
+    this.repo = new LedgerTransactionRepository(dataSource);
+    this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
+    metrics.registerGauges(metricsService, () => this.repo.gauges(config.TX_SIGN_RESOLVE_WINDOW_MS));
+  }
+
+  /** The upstream idempotency key for a client's key (deterministic; 48 characters). */
+  upstreamKeyFor(clientId: string, idempotencyKey: string): string {
+    return deriveUpstreamKey(this.secret, clientId, idempotencyKey);
+  }
+
+  /** Validates a request body `{ platformInstructions }` (400 naming element and field). */
+  parseBatch(body: unknown): InstructionBatch {
+    const parsed = parseInstructionBatch(body, this.config.TX_MAX_PARAMS);
+    if (!parsed.ok) throw validationFailed(parsed.problems);
+    return parsed.batch;
+  }
+
+  /**
+   * Registers an after-final handler by name (call it from onModuleInit). Records name it in `onFinal`;
+   * the handler runs on whichever replica sees the final status, and again after a crash until it succeeds.
+   */
+  registerFinalHandler(name: string, handler: FinalHandler): void {
+    this.handlers.set(name, handler);
+  }
+
+  /**
+   * Signs through the upstream exactly once per (client, key): the record with the key and the request
+   * fingerprint is committed first; same key + same body → the stored transaction (`replayed`); different
+   * body → 422; in flight → 409 with Retry-After; an earlier call whose outcome is unknown is repeated with
+   * the same upstream key (so it returns the same transaction).
+   */
+  async sign(input: SignInput): Promise<SignOutcome> {
+    if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey)) throw TransactionErrors.badIdempotencyKey();
+    if (input.subject.length < 1 || input.subject.length > 255)
+      throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
+    const { inserted, record } = await this.repo.insertOrGet(
+      {
+        clientId: input.clientId,
+        idempotencyKey: input.idempotencyKey,
+        upstreamIdempotencyKey:
+          input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey),
+        fingerprint: requestFingerprint(input.kind, input.subject, input.batch),
+        kind: input.kind,
+        subject: input.subject,
+        instruction: input.batch.instruction,
+        request: canonicalBatchJson(input.batch),
+        requestId: input.requestId ?? null,
+        onFinal: input.onFinal ?? null,
+        submitOnSign: input.submitOnSign ?? false,
+      },
+      this.instanceId,
+      this.config.TX_LEASE_MS,
+      this.config.TX_LEASE_MS,
+    );
+    if (inserted)
+      return { record: await this.callSign(record, this.instanceId, input.requestId), replayed: false };
+    if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
+      throw TransactionErrors.keyReused();
+    if (record.phase === 'signed') return { record, replayed: true };
+    if (record.phase === 'sign_rejected' && record.signError)
+      throw TransactionErrors.replayedRejection(record.signError);
+    const claimed = await this.repo.claimSigning(record.id, this.instanceId, this.config.TX_LEASE_MS);
+    if (!claimed) {
+      const fresh = await this.repo.findById(record.id);
+      if (fresh?.phase === 'signed') return { record: fresh, replayed: true };
+      const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
+      throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
+    }
+    return { record: await this.callSign(claimed, this.instanceId, input.requestId), replayed: false };
+  }
+
+  /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
+  async submit(custodialTransactionId: string, clientId: string, requestId?: string): Promise<SubmitOutcome> {
+    const record = await this.owned(custodialTransactionId, clientId);
+    return this.submitRecord(record, null, requestId);
+  }
+
+  /**
+   * `POST /v1/transactions/submissions`: a signed transaction this service signed for the client, with
+   * optional additional signatures (the first submission's are kept for re-submissions).
+   */
+  async submitSigned(
+    clientId: string,
+    signedTransaction: string,
+    additionalSignatures: { address: string; signature: string }[],
+    requestId?: string,
+  ): Promise<SubmitOutcome> {
+    const record = await this.repo.findByDigest(clientId, signedTransactionDigest(signedTransaction));
+    if (!record || record.signedTransaction !== signedTransaction)
+      throw new AppError('NOT_FOUND', 'No transaction signed through this service matches signedTransaction');
+    return this.submitRecord(record, additionalSignatures, requestId);
+  }
+
+  /** The client's transaction and its history (another client's → 404). */
+  async get(
+    custodialTransactionId: string,
+    clientId: string,
+  ): Promise<{ record: LedgerTransactionEntity; history: TransactionEvent[] }> {
+    const record = await this.owned(custodialTransactionId, clientId);
+    return { record, history: await this.repo.history(record.id) };
+  }
+
+  /** Records by internal id (SignOutcome.record.id): how another module polls for a final status. */
+  findByIds(ids: readonly string[]): Promise<LedgerTransactionEntity[]> {
+    return this.repo.findByIds(ids);
+  }
+
+  history(id: string): Promise<TransactionEvent[]> {
+    return this.repo.history(id);
+  }
+
+  // ---- used by TransactionsTracker -------------------------------------------------------------------
+
+  claimDue(): Promise<LedgerTransactionEntity[]> {
+    return this.repo.claimDue(
+      this.instanceId,
+      this.config.TX_LEASE_MS,
+      this.config.TX_TRACKER_BATCH,
+      this.config.TX_SIGN_RESOLVE_WINDOW_MS,
+    );
+  }
+
+  /** One background attempt on a claimed row; always releases the lease and logs the attempt. */
+  async work(record: LedgerTransactionEntity): Promise<void> {
+    const startedAt = new Date();
+    const actor = this.instanceId;
+    let work = 'none';
+    let result = 'ok';
+    try {
+      if (record.phase === 'signing') {
+        work = 'sign';
+        const signed = await this.callSign(record, actor).catch((error: unknown) => {
+          result = error instanceof AppError ? error.code : 'error';
+          return null;
+        });
+        if (signed?.submitOnSign) {
+          work = 'sign+submit';
+          const outcome = await this.submitRecord(signed, null);
+          result = outcome.record.status ?? 'unknown';
+        }
+      } else if (record.finalAt) {
+        work = 'on_final';
+        result = await this.runFinalHandler(record, actor);
+      } else if (record.phase === 'signed' && !record.trackingStopped) {
+        work = 'submit';
+        const { record: after, answered } = await this.sendSubmission(record, actor);
+        result = answered ? (after.status ?? 'null') : (after.lastError ?? 'error').split(':')[0];
+        if (after.finalAt && after.onFinal && !after.onFinalDoneAt) await this.runFinalHandler(after, actor);
+        else if (!after.finalAt && !after.trackingStopped) await this.repo.recordGaveUp(record.id, actor);
+      }
+    } catch (error) {
+      result = 'error';
+      this.logger.warn({ err: error, transactionId: record.id }, 'tracker attempt failed');
+    } finally {
+      this.metrics.attempts.inc({ work, result });
+      await this.repo.release(record.id, actor, startedAt, `${work}: ${result}`);
+    }
+  }
+
+  // ---- internals ---------------------------------------------------------------------------------------
+
+  private async owned(custodialTransactionId: string, clientId: string): Promise<LedgerTransactionEntity> {
+    if (!/^[0-9a-fA-F]{64}$/.test(custodialTransactionId)) throw TransactionErrors.notFound();
+    const record = await this.repo.findByCustodialId(custodialTransactionId);
+    if (!record || record.clientId !== clientId) throw TransactionErrors.notFound();
+    return record;
+  }
+
+  private delayFor(attempt: number): number {
+    const { TX_RESUBMIT_BASE_DELAY_MS: base, TX_RESUBMIT_MAX_DELAY_MS: max } = this.config;
+    return Math.min(max, base * 2 ** Math.min(20, Math.max(0, attempt - 1)));
+  }
+
+  private async callSign(
+    record: LedgerTransactionEntity,
+    actor: string,
+    requestId?: string,
+  ): Promise<LedgerTransactionEntity> {
+    const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
+    if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
+    const sign =
+      record.kind === 'user'
+        ? this.upstream.signUserTransaction.bind(this.upstream)
+        : this.upstream.signIntegratorTransaction.bind(this.upstream);
+    try {
+      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, { requestId });
+      const updated = await this.repo.recordSigned(
+        record.id,
+        actor,
+        signed,
+        signedTransactionDigest(signed.signedTransaction),
+      );
+      if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
+      return updated;
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const rejected = isDefiniteRejection(error);
+      await this.repo.recordSignFailure(
+        record.id,
+        actor,
+        storedSignError(error),
+        rejected,
+        this.delayFor(record.signAttempts),
+      );
+      throw upstreamFailure(error, 'signing');
+    }
+  }
+
+  private async submitRecord(
+    record: LedgerTransactionEntity,
+    additional: { address: string; signature: string }[] | null,
+    requestId?: string,
+  ): Promise<SubmitOutcome> {
+    if (record.phase !== 'signed') throw TransactionErrors.notSigned();
+    if (record.finalAt) return { record, answered: true };
+    const marked = await this.repo.markSubmitRequested(
+      record.id,
+      this.instanceId,
+      this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+      additional,
+      this.config.TX_LEASE_MS,
+    );
+    if (!marked) throw TransactionErrors.notSigned();
+    const outcome = await this.sendSubmission(marked, this.instanceId, requestId);
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw new AppError(
+        'UPSTREAM_REJECTED',
+        `The upstream refused the submission: ${outcome.record.lastError}`,
+      );
+    return outcome;
+  }
+
+  /** Sends the stored bytes once and records the answer (a 4xx stops tracking; other failures reschedule). */
+  private async sendSubmission(
+    record: LedgerTransactionEntity,
+    actor: string,
+    requestId?: string,
+  ): Promise<SubmitOutcome> {
+    const nextDelay = this.delayFor(record.submitAttempts + 1);
+    try {
+      const result = await this.upstream.submitTransaction(
+        {
+          signedTransaction: record.signedTransaction ?? '',
+          additionalSignatures: record.additionalSignatures ?? [],
+        },
+        { requestId },
+      );
+      const updated = await this.repo.recordSubmission(record.id, actor, result, nextDelay);
+      if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
+      if (updated.finalAt && !record.finalAt) {
+        this.metrics.observeFinal(updated);
+        this.logger.log(
+          { transactionId: updated.custodialTransactionId, status: updated.status, requestId },
+          'ledger transaction final',
+        );
+      }
+      return { record: updated, answered: true };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const rejected = isDefiniteRejection(error);
+      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.excerpt ?? error.message}`;
+      const delay = Math.max(nextDelay, error.retryAfterMs ?? 0);
+      const updated = await this.repo.recordSubmitError(record.id, actor, detail, rejected, delay);
+      return { record: updated ?? record, answered: false };
+    }
+  }
+
+  private async runFinalHandler(record: LedgerTransactionEntity, actor: string): Promise<string> {
+    const name = record.onFinal;
+    if (!name || record.onFinalDoneAt) return 'none';
+    const handler = this.handlers.get(name);
+    let error: string | null = null;
+    if (!handler) error = `no handler named ${name} on this replica`;
+    else {
+      try {
+        await handler(record);
+      } catch (e) {
+        error = e instanceof Error ? e.message.slice(0, 300) : 'handler failed';
+      }
+    }
+    await this.repo.recordOnFinal(record.id, actor, error, this.delayFor(2));
+    return error === null ? 'done' : 'failed';
+  }
+}

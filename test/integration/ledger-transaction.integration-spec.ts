@@ -1,0 +1,103 @@
+import { randomUUID } from 'node:crypto';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ApiClientEntity } from '../../src/auth/api-client.entity';
+import { buildDataSourceOptions } from '../../src/database/data-source';
+import { LedgerTransactionEntity } from '../../src/transactions/ledger-transaction.entity';
+import { LedgerTransactionRepository } from '../../src/transactions/ledger-transaction.repository';
+import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+
+describe(LedgerTransactionRepository.name, () => {
+  let adminUrl: string;
+  let databaseUrl: string;
+  let dataSource: DataSource;
+  let sut: LedgerTransactionRepository;
+  let clientId: string;
+
+  beforeAll(async () => {
+    adminUrl = inject('databaseAdminUrl');
+    databaseUrl = await createDatabaseFromTemplate(adminUrl);
+    dataSource = new DataSource({
+      ...buildDataSourceOptions({ url: databaseUrl, poolSize: 8 }),
+      entities: [ApiClientEntity, LedgerTransactionEntity],
+    });
+    await dataSource.initialize();
+    const [row] = await dataSource.query<{ id: string }[]>(
+      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+       VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), '{transactions:write}') RETURNING id`,
+    );
+    clientId = row.id;
+    sut = new LedgerTransactionRepository(dataSource);
+  });
+  afterAll(async () => {
+    await dataSource?.destroy();
+    await dropDatabase(adminUrl, databaseUrl);
+  });
+
+  const insert = (key: string, fingerprint = 'a'.repeat(64)) =>
+    sut.insertOrGet(
+      {
+        clientId,
+        idempotencyKey: key,
+        upstreamIdempotencyKey: `up-${key}`,
+        fingerprint,
+        kind: 'user',
+        subject: 'alice',
+        instruction: 'cancel_listing_v1',
+        request: '{"platformInstructions":{"instruction":"cancel_listing_v1","params":[]}}',
+        requestId: null,
+        onFinal: null,
+        submitOnSign: false,
+      },
+      'owner-a',
+      60_000,
+      0,
+    );
+
+  it('inserts a key once: concurrent inserts of one key give one row and one winner', async () => {
+    const key = randomUUID();
+    const results = await Promise.all(Array.from({ length: 20 }, () => insert(key)));
+    expect(results.filter((r) => r.inserted)).toHaveLength(1);
+    expect(new Set(results.map((r) => r.record.id)).size).toBe(1);
+  });
+
+  it('lets concurrent claimers take each due row at most once (SKIP LOCKED + lease)', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 30; i++) {
+      const { record } = await insert(randomUUID());
+      ids.push(record.id);
+    }
+    // Make them due now and unleased.
+    await dataSource.query(
+      `UPDATE ledger_transactions SET lease_until = NULL, lease_owner = NULL, next_attempt_at = now() - interval '1 s'
+       WHERE id = ANY($1::uuid[])`,
+      [ids],
+    );
+    const claims = await Promise.all(
+      Array.from({ length: 6 }, (_, i) => sut.claimDue(`claimer-${i}`, 60_000, 10, 3_600_000)),
+    );
+    const claimed = claims
+      .flat()
+      .map((r) => r.id)
+      .filter((id) => ids.includes(id));
+    expect(new Set(claimed).size).toBe(claimed.length);
+    expect(claimed.length).toBe(30);
+    // Leased rows are not claimable again until the lease ends.
+    expect((await sut.claimDue('late', 60_000, 100, 3_600_000)).filter((r) => ids.includes(r.id))).toEqual(
+      [],
+    );
+  });
+
+  it('keeps the history append-only', async () => {
+    const { record } = await insert(randomUUID());
+    await expect(
+      dataSource.query(`UPDATE ledger_transaction_events SET detail = 'x' WHERE transaction_id = $1`, [
+        record.id,
+      ]),
+    ).rejects.toThrow(/append-only/);
+    await expect(
+      dataSource.query(`DELETE FROM ledger_transaction_events WHERE transaction_id = $1`, [record.id]),
+    ).rejects.toThrow(/append-only/);
+    expect((await sut.history(record.id)).map((h) => h.type)).toEqual(['created']);
+  });
+});
