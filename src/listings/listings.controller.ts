@@ -32,7 +32,9 @@ export class ListingsController {
     sendAnswer(reply, ifNoneMatch, await this.service.listings(query));
   }
 
-  @Get(':event_id/:ticket_id')
+  // Same parameter names as selling's `/v1/listings/:eventId/:ticketId/cancel`: Fastify's router shares the
+  // path segments, and one segment cannot have two names.
+  @Get(':eventId/:ticketId')
   @RequireScope('catalog:read')
   @ApiOperation({
     summary: 'One listing; with fresh=true re-read live from the upstream first',
@@ -41,8 +43,8 @@ export class ListingsController {
       'the mirror when the listing changed or disappeared, and answers from the updated row (checked_live_at set) ' +
       'or 410 when it is no longer active.',
   })
-  @ApiParam(EVENT_ID_PARAM)
-  @ApiParam({ name: 'ticket_id', type: String, example: '7001', description: 'u64 decimal string' })
+  @ApiParam({ ...EVENT_ID_PARAM, name: 'eventId', description: 'u64 decimal string' })
+  @ApiParam({ name: 'ticketId', type: String, example: '7001', description: 'u64 decimal string' })
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: ListingDetailResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: the listing was never in the mirror (nor live, with fresh=true)')
@@ -53,8 +55,8 @@ export class ListingsController {
   @ApiErrorResponse(502, 'UPSTREAM_UNAVAILABLE: fresh=true and the upstream failed')
   @ApiErrorResponse(504, 'UPSTREAM_TIMEOUT: fresh=true and the live re-read did not finish in time')
   async get(
-    @Param('event_id', new ParseU64Pipe('event_id')) eventId: bigint,
-    @Param('ticket_id', new ParseU64Pipe('ticket_id')) ticketId: bigint,
+    @Param('eventId', new ParseU64Pipe('eventId')) eventId: bigint,
+    @Param('ticketId', new ParseU64Pipe('ticketId')) ticketId: bigint,
     @Query() query: ListingQueryDto,
     @Headers('if-none-match') ifNoneMatch: string | undefined,
     @Res() reply: FastifyReply,

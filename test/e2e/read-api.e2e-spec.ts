@@ -181,7 +181,7 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
     const gone = await get('/v1/listings/1/2');
     expect(gone.statusCode).toBe(410);
     expect(gone.json().error.details).toMatchObject({ ticket_id: '2', removed_at: expect.any(String) });
-    expect((await get('/v1/listings/1/x')).json().error.details[0].field).toBe('ticket_id');
+    expect((await get('/v1/listings/1/x')).json().error.details[0].field).toBe('ticketId');
   });
 
   it('carries freshness: data_as_of from the last completed pass, stale past the threshold', async () => {
