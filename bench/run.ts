@@ -1,5 +1,6 @@
 import { benchCatalogSync } from './catalog-sync.bench';
 import { benchCheckout } from './checkout.bench';
+import { benchReadApi } from './read-api.bench';
 import { printReport, type BenchReport } from './report';
 import { benchSandbox } from './sandbox-listings.bench';
 import { benchUpstreamWalk } from './upstream-walk.bench';
@@ -7,7 +8,7 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
 /**
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
- * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, checkout). BENCH_LISTINGS sets
+ * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, read, checkout). BENCH_LISTINGS sets
  * the dataset size (default 1,000,000), BENCH_CHECKOUT_ORDERS the checkout orders (200). Exits 1 when a
  * target is missed.
  */
@@ -18,6 +19,7 @@ async function main(): Promise<number> {
     'upstream-walk': () => benchUpstreamWalk(Math.min(listings, 200_000)),
     sync: () => benchCatalogSync(listings),
     checkout: () => benchCheckout(Number(process.env.BENCH_CHECKOUT_ORDERS ?? 200)),
+    read: () => benchReadApi(),
   };
   // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all.
   const selected = process.argv.slice(2);

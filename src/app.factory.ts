@@ -25,6 +25,7 @@ import type { AuthConfig } from './config/auth.config';
 import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
+import type { ListingsConfig } from './config/listings.config';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
@@ -43,6 +44,8 @@ export interface CreateAppOptions {
   syncConfig?: SyncConfig;
   /** Checkout settings (CHECKOUT_*); defaults when omitted. */
   checkoutConfig?: CheckoutConfig;
+  /** Read API settings (LISTINGS_*); defaults when omitted. */
+  listingsConfig?: ListingsConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -147,6 +150,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       transactions: options.transactionsConfig,
       sync: options.syncConfig,
       checkout: options.checkoutConfig,
+      listings: options.listingsConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

@@ -11,6 +11,7 @@ import type { AuthConfig } from './config/auth.config';
 import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
+import type { ListingsConfig } from './config/listings.config';
 import { buildDataSourceOptions } from './database/data-source';
 import { HealthModule } from './health/health.module';
 import { ListingsModule } from './listings/listings.module';
@@ -33,6 +34,8 @@ export interface AppModuleOptions {
   sync?: SyncConfig;
   /** Checkout settings (defaults when omitted). */
   checkout?: CheckoutConfig;
+  /** Read API settings (LISTINGS_*); defaults when omitted. */
+  listings?: ListingsConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -44,7 +47,13 @@ export class AppModule {
     return {
       module: AppModule,
       imports: [
-        AppConfigModule.forRoot(config, options.sync, options.transactions, options.checkout),
+        AppConfigModule.forRoot(
+          config,
+          options.sync,
+          options.transactions,
+          options.checkout,
+          options.listings,
+        ),
         LoggerModule.forRoot({
           pinoHttp: {
             logger,

@@ -39,6 +39,7 @@ async function main(): Promise<void> {
       transactionsConfig: configs.transactions,
       syncConfig: configs.sync,
       checkoutConfig: configs.checkout,
+      listingsConfig: configs.listings,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

@@ -1,6 +1,8 @@
 import { Module } from '@nestjs/common';
 import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { CatalogMirrorRepository } from './catalog-mirror.repository';
+import { CatalogMirrorService } from './catalog-mirror.service';
 import { CatalogSyncController } from './catalog-sync.controller';
 import { CatalogSyncScheduler } from './catalog-sync.scheduler';
 import { CatalogSyncService } from './catalog-sync.service';
@@ -28,7 +30,7 @@ import { SyncPassEntity } from './sync-pass.entity';
     ]),
   ],
   controllers: [CatalogSyncController],
-  providers: [CatalogSyncService, CatalogSyncScheduler],
-  exports: [CatalogSyncService],
+  providers: [CatalogSyncService, CatalogSyncScheduler, CatalogMirrorService, CatalogMirrorRepository],
+  exports: [CatalogSyncService, CatalogMirrorService],
 })
 export class CatalogSyncModule {}

@@ -74,6 +74,14 @@ class StrictValidationPipe extends ValidationPipe {
     }
     return super.transform(value, metadata) as Promise<unknown>;
   }
+
+  /**
+   * A `bigint` parameter (`@Param('id', new ParseU64Pipe('id')) id: bigint`) is parsed by its own pipe,
+   * which runs after this global one: there is no DTO to validate, and trying would reject every value.
+   */
+  protected override toValidate(metadata: ArgumentMetadata): boolean {
+    return (metadata.metatype as unknown) !== BigInt && super.toValidate(metadata);
+  }
 }
 
 /** Strict DTO validation: unknown fields are rejected, not silently dropped. */

@@ -1,10 +1,11 @@
 import { Global, Module, type DynamicModule } from '@nestjs/common';
 import { AppConfig } from './app.config';
 import { CheckoutConfig, loadCheckoutConfig } from './checkout.config';
+import { ListingsConfig } from './listings.config';
 import { SyncConfig } from './sync.config';
 import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
 
-/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig) instances injectable everywhere. */
+/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig, ListingsConfig) instances injectable everywhere. */
 @Global()
 @Module({})
 export class AppConfigModule {
@@ -13,6 +14,7 @@ export class AppConfigModule {
     sync: SyncConfig = new SyncConfig(),
     transactions: TransactionsConfig = loadTransactionsConfig({}),
     checkout: CheckoutConfig = loadCheckoutConfig({}),
+    listings: ListingsConfig = new ListingsConfig(),
   ): DynamicModule {
     return {
       module: AppConfigModule,
@@ -21,8 +23,9 @@ export class AppConfigModule {
         { provide: SyncConfig, useValue: sync },
         { provide: TransactionsConfig, useValue: transactions },
         { provide: CheckoutConfig, useValue: checkout },
+        { provide: ListingsConfig, useValue: listings },
       ],
-      exports: [AppConfig, SyncConfig, TransactionsConfig, CheckoutConfig],
+      exports: [AppConfig, SyncConfig, TransactionsConfig, CheckoutConfig, ListingsConfig],
     };
   }
 }

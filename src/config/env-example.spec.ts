@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { AppConfig } from './app.config';
 import { AuthConfig } from './auth.config';
 import { CheckoutConfig } from './checkout.config';
+import { ListingsConfig } from './listings.config';
 import { SandboxEnv } from './sandbox.config';
 import { TransactionsConfig } from './transactions.config';
 import { SyncConfig } from './sync.config';
@@ -17,6 +18,7 @@ describe('.env.example', () => {
   const classes: [string, new () => object][] = [
     [AppConfig.name, AppConfig],
     [AuthConfig.name, AuthConfig],
+    [ListingsConfig.name, ListingsConfig],
     [UpstreamConfig.name, UpstreamConfig],
     [SandboxEnv.name, SandboxEnv],
     [TransactionsConfig.name, TransactionsConfig],

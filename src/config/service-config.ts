@@ -1,6 +1,7 @@
 import { loadAppConfig, type AppConfig } from './app.config';
 import { loadAuthConfig, type AuthConfig } from './auth.config';
 import { loadCheckoutConfig, type CheckoutConfig } from './checkout.config';
+import { loadListingsConfig, type ListingsConfig } from './listings.config';
 import { loadSandboxEnv, type SandboxEnv } from './sandbox.config';
 import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
@@ -15,6 +16,7 @@ export interface ServiceConfig {
   transactions: TransactionsConfig;
   sync: SyncConfig;
   checkout: CheckoutConfig;
+  listings: ListingsConfig;
   /**
    * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
    * UPSTREAM_BASE_URL points elsewhere.
@@ -35,6 +37,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const transactions = load(() => loadTransactionsConfig(env));
   const sync = load(() => loadSyncConfig(env));
   const checkout = load(() => loadCheckoutConfig(env));
+  const listings = load(() => loadListingsConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -45,7 +48,17 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
       problems.push('UPSTREAM_API_KEY: must be set when NODE_ENV=production');
     }
   }
-  if (!app || !auth || !upstream || !sync || !transactions || !checkout || !sandbox || problems.length > 0)
+  if (
+    !app ||
+    !auth ||
+    !upstream ||
+    !sync ||
+    !transactions ||
+    !checkout ||
+    !listings ||
+    !sandbox ||
+    problems.length > 0
+  )
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, transactions, checkout, sandbox };
+  return { app, auth, upstream, sync, transactions, checkout, listings, sandbox };
 }

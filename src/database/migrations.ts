@@ -8,6 +8,7 @@ import { CreateProtocolConfig1795355807791 } from '../../migrations/179535580779
 import { CreateMirrorGeneration1795355808627 } from '../../migrations/1795355808627-CreateMirrorGeneration';
 import { CreateLedgerTransactions1795355832698 } from '../../migrations/1795355832698-CreateLedgerTransactions';
 import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/1795355833105-CreateLedgerTransactionEvents';
+import { CreateListingsNewestIndexes1795356059963 } from '../../migrations/1795356059963-CreateListingsNewestIndexes';
 import { CreateOrders1795357337996 } from '../../migrations/1795357337996-CreateOrders';
 import { CreateOrderSteps1795357340634 } from '../../migrations/1795357340634-CreateOrderSteps';
 
@@ -26,6 +27,7 @@ export const MIGRATIONS = [
   CreateMirrorGeneration1795355808627,
   CreateLedgerTransactions1795355832698,
   CreateLedgerTransactionEvents1795355833105,
+  CreateListingsNewestIndexes1795356059963,
   CreateOrders1795357337996,
   CreateOrderSteps1795357340634,
 ];

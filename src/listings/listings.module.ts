@@ -1,22 +1,39 @@
 import { Module } from '@nestjs/common';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
+import { PaginationModule } from '../common/pagination.module';
+import { ListingsConfig } from '../config/listings.config';
+import { SyncConfig } from '../config/sync.config';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { EVENT_REFRESHER } from './event-refresher';
+import { EventsController } from './events.controller';
+import { ListingsController } from './listings.controller';
+import { ListingsService } from './listings.service';
+import { READ_API_SETTINGS, readApiSettings } from './read-api.settings';
 import { SellingController } from './selling.controller';
 import { SellingIntegrator } from './selling.integrator';
 import { SellingService } from './selling.service';
 
-/** listings/: the read API over the mirror (added by the read-API work) and selling (list / cancel). */
+/**
+ * listings/: the read API over the mirror (events, listings, exact money, freshness, conditional GET, the
+ * exact response cache; docs/read-api.md) and selling (list / cancel). ListingsConfig and SyncConfig come
+ * from AppConfigModule.
+ */
 @Module({
-  imports: [TransactionsModule, CatalogSyncModule],
-  controllers: [SellingController],
+  imports: [TransactionsModule, CatalogSyncModule, PaginationModule],
+  controllers: [SellingController, EventsController, ListingsController],
   providers: [
     SellingService,
     SellingIntegrator,
     // Selling refreshes an event after a confirmed list/cancel through catalog sync's one-event pass.
     { provide: EVENT_REFRESHER, useExisting: CatalogSyncService },
+    {
+      provide: READ_API_SETTINGS,
+      useFactory: (config: ListingsConfig, sync: SyncConfig) => readApiSettings(config, sync),
+      inject: [ListingsConfig, SyncConfig],
+    },
+    ListingsService,
   ],
-  exports: [SellingService],
+  exports: [SellingService, ListingsService],
 })
 export class ListingsModule {}

@@ -19,7 +19,7 @@ const KEY_SCHEMES = [{ bearer: [] }, { 'x-api-key': [] }];
 
 /** `/v1/admin/api-clients/:id` → `/v1/admin/api-clients/{id}` (OpenAPI's template syntax). */
 function openApiPath(route: NestRoute): string {
-  return route.path.replace(/:([A-Za-z]+)/g, '{$1}');
+  return route.path.replace(/:([A-Za-z_]+)/g, '{$1}');
 }
 
 /** What an operation must document, from the route's declared access and the global pipes/filter. */

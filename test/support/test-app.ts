@@ -6,6 +6,7 @@ import { loadAuthConfig } from '../../src/config/auth.config';
 import { loadCheckoutConfig } from '../../src/config/checkout.config';
 import { loadTransactionsConfig } from '../../src/config/transactions.config';
 import { loadSyncConfig } from '../../src/config/sync.config';
+import { loadListingsConfig } from '../../src/config/listings.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -81,6 +82,7 @@ export async function startTestApp(
       // Scheduled sync passes only in tests that ask for them (SYNC_ENABLED=true).
       syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
       checkoutConfig: loadCheckoutConfig(fullEnv),
+      listingsConfig: loadListingsConfig(fullEnv),
       databaseUrl,
       logDestination: logs,
       extraModules: options.extraModules,

@@ -1,0 +1,91 @@
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
+import { InjectDataSource } from '@nestjs/typeorm';
+import type { DataSource } from 'typeorm';
+import { CatalogMirrorRepository } from './catalog-mirror.repository';
+import { toMirrorState } from './catalog-mirror.state';
+import type {
+  EventRow,
+  EventsQuery,
+  ListingRow,
+  ListingsQuery,
+  ListingSummaryRow,
+  LiveListingObservation,
+  LiveListingResult,
+  MirrorState,
+} from './catalog-mirror.types';
+import { MirrorGenerationListener } from './mirror-generation.listener';
+
+/**
+ * Read access to the mirror for the read API (events/listings pages, one event, one listing, summaries),
+ * the state every answer depends on (generation, last completed passes, protocol config) and the one
+ * write the read API makes: a live re-read of one listing (`?fresh=true`), committed like a sync page
+ * (generation bumped and notified in the same transaction). Identifiers are u64 decimal strings here.
+ */
+@Injectable()
+export class CatalogMirrorService implements OnModuleDestroy {
+  private listener: MirrorGenerationListener | null = null;
+
+  constructor(
+    private readonly repository: CatalogMirrorRepository,
+    @InjectDataSource() private readonly dataSource: DataSource,
+  ) {}
+
+  /** Active listings in keyset order, `limit + 1` rows (the extra one says whether more follow). */
+  listingsPage(query: ListingsQuery): Promise<ListingRow[]> {
+    return this.repository.listingsPage(query);
+  }
+
+  /** Events (active) by (start_at, event_id), unparsed starts last, `limit + 1` rows. */
+  eventsPage(query: EventsQuery): Promise<EventRow[]> {
+    return this.repository.eventsPage(query);
+  }
+
+  /** One event, removed ones included (removed_at set); undefined when never mirrored. */
+  event(eventId: string): Promise<EventRow | undefined> {
+    return this.repository.event(eventId);
+  }
+
+  /** One listing, removed ones included (removed_at set); undefined when never mirrored. */
+  listing(eventId: string, ticketId: string): Promise<ListingRow | undefined> {
+    return this.repository.listing(eventId, ticketId);
+  }
+
+  listingSummary(eventId: string): Promise<ListingSummaryRow> {
+    return this.repository.listingSummary(eventId);
+  }
+
+  /** Generation, last completed passes and protocol config, read now (one round trip). */
+  async readState(): Promise<MirrorState> {
+    return toMirrorState(await this.repository.state());
+  }
+
+  /** The mirror generation alone, read now. */
+  async readGeneration(): Promise<bigint> {
+    return BigInt(await this.repository.generation());
+  }
+
+  /**
+   * Calls `onChange` whenever a transaction bumping the generation commits (LISTEN mirror_generation)
+   * and whenever the listening connection is (re)established. One listener per service instance.
+   */
+  async watchGeneration(onChange: () => void, retryMs: number): Promise<void> {
+    if (this.listener) throw new Error('the mirror generation is already watched');
+    const url = (this.dataSource.options as { url?: string }).url;
+    if (!url) throw new Error('the data source has no url to listen on');
+    this.listener = new MirrorGenerationListener(url, onChange, retryMs);
+    await this.listener.start();
+  }
+
+  /**
+   * Applies what a live re-read saw of one listing: updates its row when the price, fields or presence
+   * differ (never over a newer observation), bumping and notifying the generation in the same transaction.
+   */
+  applyLiveListing(observation: LiveListingObservation): Promise<LiveListingResult> {
+    return this.repository.applyLiveListing(observation);
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await this.listener?.stop();
+    this.listener = null;
+  }
+}

@@ -1,0 +1,27 @@
+import type { MirrorState, MirrorStateRow } from './catalog-mirror.types';
+
+const date = (text: string | undefined): Date | null => (text === undefined ? null : new Date(text));
+
+/** The state query's row as a MirrorState (pure). */
+export function toMirrorState(row: MirrorStateRow): MirrorState {
+  const protocol = row.protocol
+    ? {
+        stablecoinDecimals: row.protocol.decimals,
+        stablecoinMint: row.protocol.mint,
+        fetchedAt: new Date(row.protocol.fetched_at),
+      }
+    : null;
+  const generation = BigInt(row.generation ?? '0');
+  return {
+    generation,
+    eventsAsOf: date(row.events_pass?.started_at),
+    listingsAsOf: date(row.listings_pass?.started_at),
+    protocol,
+    version: [
+      generation,
+      row.events_pass?.id ?? '-',
+      row.listings_pass?.id ?? '-',
+      row.protocol ? `${row.protocol.decimals}/${row.protocol.mint ?? ''}/${row.protocol.fetched_at}` : '-',
+    ].join(':'),
+  };
+}

@@ -1,0 +1,98 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
+import { U64_MAX } from '../common/int64';
+import { freshness, listingView, moneyView, olderAsOf, UNFORMATTED_REASON } from './listing.mapper';
+
+const protocol = (decimals: number, mint: string | null = 'MINT') => ({
+  stablecoinDecimals: decimals,
+  stablecoinMint: mint,
+  fetchedAt: new Date(0),
+});
+
+describe('moneyView', () => {
+  it('is exact for every u64 and decimals 0..18: the amount reads back to the same integer', () => {
+    fc.assert(
+      fc.property(
+        fc.oneof(fc.bigInt({ min: 0n, max: U64_MAX }), fc.constantFrom(0n, 1n, U64_MAX, 10n ** 18n)),
+        fc.integer({ min: 0, max: 18 }),
+        (minor, decimals) => {
+          const view = moneyView(minor.toString(), protocol(decimals));
+          expect(view.minor).toBe(minor.toString());
+          expect(view.decimals).toBe(decimals);
+          const [whole = '', fraction = ''] = (view.amount ?? '').split('.');
+          expect(fraction.length).toBeLessThanOrEqual(decimals);
+          expect(fraction.endsWith('0')).toBe(false);
+          expect(BigInt(whole + fraction.padEnd(decimals, '0'))).toBe(minor);
+        },
+      ),
+    );
+  });
+
+  it('formats the maximum u64', () => {
+    expect(moneyView(U64_MAX.toString(), protocol(18)).amount).toBe('18.446744073709551615');
+    expect(moneyView(U64_MAX.toString(), protocol(0)).amount).toBe('18446744073709551615');
+    expect(moneyView('1500000', protocol(6)).amount).toBe('1.5');
+  });
+
+  it('carries minor only, and why, without a protocol config', () => {
+    expect(moneyView('42', null)).toEqual({ minor: '42', unformatted_reason: UNFORMATTED_REASON });
+  });
+
+  it("prefers the listing's own mint over the protocol config's", () => {
+    expect(moneyView('1', protocol(0, 'P'), 'L').currency_mint).toBe('L');
+    expect(moneyView('1', protocol(0, 'P'), 7).currency_mint).toBe('P');
+    expect(moneyView('1', protocol(0, null)).currency_mint).toBeNull();
+  });
+});
+
+const state = (listingsAsOf: Date | null): MirrorState => ({
+  generation: 1n,
+  eventsAsOf: null,
+  listingsAsOf,
+  protocol: null,
+  version: 'v',
+});
+
+describe('listingView', () => {
+  const row: ListingRow = {
+    event_id: '1',
+    ticket_id: '2',
+    ask_price_minor: '3',
+    expires_at: null,
+    raw: { seller: 42, event_id: '1' },
+    first_seen_at: new Date('2026-01-01T00:00:00Z'),
+    last_seen_at: new Date('2026-01-02T00:00:00Z'),
+    removed_at: null,
+    first_seen_key: '2026-01-01T00:00:00.000000Z',
+  };
+
+  it('says an active row was last seen by the last completed pass when that is later', () => {
+    expect(listingView(row, state(new Date('2026-02-01T00:00:00Z'))).last_seen_at).toBe(
+      '2026-02-01T00:00:00.000Z',
+    );
+    expect(listingView(row, state(new Date('2025-01-01T00:00:00Z'))).last_seen_at).toBe(
+      '2026-01-02T00:00:00.000Z',
+    );
+    const removed = { ...row, removed_at: new Date('2026-01-03T00:00:00Z') };
+    expect(listingView(removed, state(new Date('2026-02-01T00:00:00Z'))).last_seen_at).toBe(
+      '2026-01-02T00:00:00.000Z',
+    );
+  });
+
+  it('keeps a non-string seller out of the typed field but in upstream_fields', () => {
+    const view = listingView(row, state(null));
+    expect(view.seller).toBeNull();
+    expect(view.upstream_fields).toEqual(row.raw);
+  });
+});
+
+describe('freshness', () => {
+  it('is stale without a completed pass and past the threshold', () => {
+    expect(freshness(null, 0, 10)).toEqual({ data_as_of: null, stale: true });
+    expect(freshness(new Date(1000), 1010, 10).stale).toBe(false);
+    expect(freshness(new Date(1000), 1011, 10).stale).toBe(true);
+    expect(olderAsOf(new Date(1), new Date(2))).toEqual(new Date(1));
+    expect(olderAsOf(null, new Date(2))).toBeNull();
+  });
+});

@@ -1,0 +1,105 @@
+import type { EventRow, ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
+import { formatMinor } from '../common/money';
+
+/** Why an amount carries `minor` only. */
+export const UNFORMATTED_REASON =
+  'protocol config not fetched from the upstream yet: stablecoin_decimals unknown, amount not formatted';
+
+/** An exact amount: minor units always; decimals, formatted amount and mint once the protocol config is known. */
+export interface MoneyView {
+  minor: string;
+  decimals?: number;
+  amount?: string;
+  currency_mint?: string | null;
+  unformatted_reason?: string;
+}
+
+export interface ListingView {
+  event_id: string;
+  ticket_id: string;
+  price: MoneyView;
+  seller: string | null;
+  /** i64 decimal string as received (unit not shown by the contract), or null. */
+  expires_at: string | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  /** The item exactly as the upstream returned it (u64 values as decimal strings). */
+  upstream_fields: Record<string, unknown>;
+}
+
+export interface EventView {
+  event_id: string;
+  name: string;
+  /** RFC 3339 instant, or null when the upstream's `start_at` was not one (see start_at_raw). */
+  start_at: string | null;
+  start_at_raw: string;
+  first_seen_at: string;
+  last_seen_at: string;
+}
+
+export interface Freshness {
+  data_as_of: string | null;
+  stale: boolean;
+}
+
+/** Exact money view of a u64 amount (decimal string) under the protocol config, if known. */
+export function moneyView(minor: string, protocol: MirrorState['protocol'], mint?: unknown): MoneyView {
+  if (!protocol) return { minor, unformatted_reason: UNFORMATTED_REASON };
+  return {
+    minor,
+    decimals: protocol.stablecoinDecimals,
+    amount: formatMinor(BigInt(minor), protocol.stablecoinDecimals),
+    currency_mint: typeof mint === 'string' ? mint : protocol.stablecoinMint,
+  };
+}
+
+/**
+ * A sync writes a row only when it changes, so an active row's own last_seen_at can be older than the
+ * last completed pass, which saw it (a completed pass removes what it did not see): the later of the two.
+ */
+function lastSeen(rowLastSeen: Date, passStartedAt: Date | null): string {
+  return (passStartedAt && passStartedAt > rowLastSeen ? passStartedAt : rowLastSeen).toISOString();
+}
+
+export function listingView(row: ListingRow, state: MirrorState): ListingView {
+  const seller = row.raw.seller;
+  return {
+    event_id: row.event_id,
+    ticket_id: row.ticket_id,
+    price: moneyView(row.ask_price_minor, state.protocol, row.raw.stablecoin_mint),
+    seller: typeof seller === 'string' ? seller : null,
+    expires_at: row.expires_at,
+    first_seen_at: row.first_seen_at.toISOString(),
+    last_seen_at: row.removed_at
+      ? row.last_seen_at.toISOString()
+      : lastSeen(row.last_seen_at, state.listingsAsOf),
+    upstream_fields: row.raw,
+  };
+}
+
+export function eventView(row: EventRow, state: MirrorState): EventView {
+  return {
+    event_id: row.event_id,
+    name: row.name,
+    start_at: row.start_at?.toISOString() ?? null,
+    start_at_raw: row.start_at_raw,
+    first_seen_at: row.first_seen_at.toISOString(),
+    last_seen_at: row.removed_at
+      ? row.last_seen_at.toISOString()
+      : lastSeen(row.last_seen_at, state.eventsAsOf),
+  };
+}
+
+/** `data_as_of` and `stale` of a page whose data comes from the pass that started at `asOf`. */
+export function freshness(asOf: Date | null, nowMs: number, staleAfterMs: number): Freshness {
+  return {
+    data_as_of: asOf?.toISOString() ?? null,
+    stale: asOf === null || nowMs - asOf.getTime() > staleAfterMs,
+  };
+}
+
+/** The older of two as-of instants (null if either is unknown): an answer built from both resources. */
+export function olderAsOf(a: Date | null, b: Date | null): Date | null {
+  if (!a || !b) return null;
+  return a < b ? a : b;
+}

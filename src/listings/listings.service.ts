@@ -1,0 +1,200 @@
+import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
+import type { EventRow, ListingRow, ListingSort } from '../catalog-sync/catalog-mirror.types';
+import type { CursorBinding } from '../common/keyset-cursor';
+import { KeysetCursorCodec } from '../common/keyset-cursor';
+import { keysetPage } from '../common/keyset-page';
+import { validationFailed } from '../common/validation';
+import { UpstreamClient } from '../upstream/upstream.client';
+import type { EventsQueryDto } from './dto/events.query.dto';
+import type { ListingsQueryDto } from './dto/listings.query.dto';
+import { parseRfc3339 } from './dto/rfc3339.validator';
+import { eventGone, eventNotFound, listingGone, listingNotFound } from './listings.errors';
+import { eventView, listingView, moneyView, olderAsOf } from './listing.mapper';
+import { readLiveListing } from './live-listing.reader';
+import { MirrorStateTracker } from './mirror-state.tracker';
+import { READ_API_SETTINGS, type ReadApiSettings } from './read-api.settings';
+import { ReadAnswers, type RenderContext } from './read-answers';
+import type { RenderedBody } from './response-cache';
+
+/** An answer and how long a client may reuse it. */
+export interface ReadAnswer extends RenderedBody {
+  maxAgeSeconds: number;
+}
+
+const U64_TEXT = /^(0|[1-9]\d{0,19})$/;
+const TS_KEY = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{6}Z$/;
+
+function badCursor(): Error {
+  return validationFailed([{ field: 'cursor', problems: ['cursor is not a valid cursor for this query'] }]);
+}
+
+/** A decoded (signed, so ours) listing position, checked once more against its sort's shape. */
+function listingPosition(position: readonly (string | null)[], sort: ListingSort): [string, string, string] {
+  const [key, eventId, ticketId] = position;
+  const keyOk = typeof key === 'string' && (sort === 'newest' ? TS_KEY.test(key) : U64_TEXT.test(key));
+  if (position.length !== 3 || !keyOk || !U64_TEXT.test(eventId ?? '') || !U64_TEXT.test(ticketId ?? '')) {
+    throw badCursor();
+  }
+  return [key, eventId as string, ticketId as string];
+}
+
+function eventPosition(position: readonly (string | null)[]): [string | null, string] {
+  const [key, eventId] = position;
+  if (position.length !== 2 || !(key === null || TS_KEY.test(key ?? '')) || !U64_TEXT.test(eventId ?? '')) {
+    throw badCursor();
+  }
+  return [key ?? null, eventId as string];
+}
+
+/**
+ * The marketplace's read API over the mirror: events, one event with its listing summary, listing pages
+ * sorted by exact price or recency, one listing (optionally re-read live). Every answer is rendered once
+ * per (query, mirror state) and served from the exact response cache until the mirror moves on.
+ */
+@Injectable()
+export class ListingsService implements OnModuleInit, OnModuleDestroy {
+  private readonly tracker: MirrorStateTracker;
+  readonly answers: ReadAnswers;
+
+  constructor(
+    private readonly mirror: CatalogMirrorService,
+    private readonly cursors: KeysetCursorCodec,
+    private readonly upstream: UpstreamClient,
+    @Inject(READ_API_SETTINGS) private readonly settings: ReadApiSettings,
+  ) {
+    this.tracker = new MirrorStateTracker(mirror, settings.stateRefreshMs);
+    this.answers = new ReadAnswers(this.tracker, settings);
+  }
+
+  async onModuleInit(): Promise<void> {
+    await this.tracker.start();
+  }
+
+  onModuleDestroy(): void {
+    this.tracker.stop();
+  }
+
+  /** `GET /v1/events`: active events by (start_at, event_id), unparsed starts last. */
+  async events(query: EventsQueryDto): Promise<ReadAnswer> {
+    const startsAfter = query.starts_after === undefined ? undefined : parseRfc3339(query.starts_after);
+    const startsBefore = query.starts_before === undefined ? undefined : parseRfc3339(query.starts_before);
+    const binding: CursorBinding = {
+      sort: 'events:start_at',
+      filters: { q: query.q, starts_after: startsAfter, starts_before: startsBefore },
+    };
+    const after =
+      query.cursor === undefined ? undefined : eventPosition(this.cursors.decode(query.cursor, binding));
+    const key = JSON.stringify(['events', query.q, startsAfter, startsBefore, query.limit, query.cursor]);
+    const answer = await this.answers.answer(key, async ({ state, events }) => {
+      const rows = await this.mirror.eventsPage({
+        nameContains: query.q,
+        startsAfter,
+        startsBefore,
+        limit: query.limit,
+        after,
+      });
+      const page = keysetPage(
+        rows,
+        query.limit,
+        (r: EventRow) => [r.start_key, r.event_id],
+        this.cursors,
+        binding,
+      );
+      return { items: page.items.map((r) => eventView(r, state)), next_cursor: page.next_cursor, ...events };
+    });
+    return { ...answer, maxAgeSeconds: this.settings.eventsMaxAgeSeconds };
+  }
+
+  /** `GET /v1/events/{event_id}`: the event and its active listing count, lowest and highest ask. */
+  async event(eventId: bigint): Promise<ReadAnswer> {
+    const id = eventId.toString();
+    const answer = await this.answers.answer(JSON.stringify(['event', id]), async (context) => {
+      const row = await this.requireEvent(id);
+      const summary = await this.mirror.listingSummary(id);
+      const { protocol } = context.state;
+      const asOf = olderAsOf(context.state.eventsAsOf, context.state.listingsAsOf);
+      return {
+        ...eventView(row, context.state),
+        listing_summary: {
+          active_listings: summary.active,
+          lowest_ask: summary.lowest === null ? null : moneyView(summary.lowest, protocol),
+          highest_ask: summary.highest === null ? null : moneyView(summary.highest, protocol),
+        },
+        data_as_of: asOf?.toISOString() ?? null,
+        // The older as-of is stale exactly when either resource is.
+        stale: context.events.stale || context.listings.stale,
+      };
+    });
+    return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
+  }
+
+  /** `GET /v1/listings` (eventId undefined) and `GET /v1/events/{event_id}/listings`. */
+  async listings(query: ListingsQueryDto, eventId?: bigint): Promise<ReadAnswer> {
+    const { min_price: minPrice, max_price: maxPrice, sort, limit } = query;
+    if (minPrice !== undefined && maxPrice !== undefined && BigInt(minPrice) > BigInt(maxPrice)) {
+      throw validationFailed([{ field: 'max_price', problems: ['max_price must not be below min_price'] }]);
+    }
+    const event = eventId?.toString();
+    const binding: CursorBinding = {
+      sort: `listings:${sort}`,
+      filters: { event_id: event, min_price: minPrice, max_price: maxPrice },
+    };
+    const after =
+      query.cursor === undefined
+        ? undefined
+        : listingPosition(this.cursors.decode(query.cursor, binding), sort);
+    const key = JSON.stringify(['listings', event, sort, minPrice, maxPrice, limit, query.cursor]);
+    const positionOf =
+      sort === 'newest'
+        ? (r: ListingRow) => [r.first_seen_key, r.event_id, r.ticket_id]
+        : (r: ListingRow) => [r.ask_price_minor, r.event_id, r.ticket_id];
+    const answer = await this.answers.answer(key, async ({ state, listings }) => {
+      const rows = await this.mirror.listingsPage({ sort, eventId: event, minPrice, maxPrice, limit, after });
+      // An empty first page of one event: tell an unknown (404) or removed (410) event from one with nothing.
+      if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);
+      const page = keysetPage(rows, limit, positionOf, this.cursors, binding);
+      return {
+        items: page.items.map((r) => listingView(r, state)),
+        next_cursor: page.next_cursor,
+        ...listings,
+      };
+    });
+    return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
+  }
+
+  /**
+   * `GET /v1/listings/{event_id}/{ticket_id}`: from the mirror, or with `fresh` re-read live from the
+   * upstream first (one event-filtered walk bounded by LISTINGS_FRESH_TIMEOUT_MS), the mirror row updated
+   * when it differs. Never mirrored → 404; removed → 410 with when it was last seen.
+   */
+  async listing(eventId: bigint, ticketId: bigint, fresh = false): Promise<ReadAnswer> {
+    const key = [eventId.toString(), ticketId.toString()] as const;
+    const render = async (context: RenderContext, checkedLiveAt: Date | null): Promise<unknown> => {
+      const row = await this.mirror.listing(...key);
+      if (!row) throw listingNotFound();
+      if (row.removed_at) throw listingGone(row, checkedLiveAt);
+      return {
+        ...listingView(row, context.state),
+        checked_live_at: checkedLiveAt?.toISOString() ?? null,
+        ...context.listings,
+      };
+    };
+    if (!fresh) {
+      const answer = await this.answers.answer(JSON.stringify(['listing', ...key]), (c) => render(c, null));
+      return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
+    }
+    const observation = await readLiveListing(this.upstream, eventId, ticketId, this.settings.freshTimeoutMs);
+    const result = await this.mirror.applyLiveListing(observation);
+    if (result.changed) await this.tracker.refresh().catch(() => undefined);
+    const answer = await this.answers.uncached((c) => render(c, observation.observedAt));
+    return { ...answer, maxAgeSeconds: 0 };
+  }
+
+  private async requireEvent(eventId: string): Promise<EventRow> {
+    const row = await this.mirror.event(eventId);
+    if (!row) throw eventNotFound();
+    if (row.removed_at) throw eventGone(row);
+    return row;
+  }
+}

@@ -1,0 +1,65 @@
+import { createHash } from 'node:crypto';
+import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
+import { freshness, type Freshness } from './listing.mapper';
+import type { MirrorStateTracker } from './mirror-state.tracker';
+import type { ReadApiSettings } from './read-api.settings';
+import { ResponseCache, type RenderedBody } from './response-cache';
+
+/** What a render sees: one state and one clock reading for the whole answer. */
+export interface RenderContext {
+  state: MirrorState;
+  events: Freshness;
+  listings: Freshness;
+}
+
+/** A strong validator of the exact body bytes (equal bodies on every replica get equal tags). */
+export function etagOf(body: string): string {
+  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+}
+
+/**
+ * Renders answers through the exact response cache. An answer depends only on its query and the mirror
+ * state (plus which resources are past the staleness threshold, which is in the key), so it is cached
+ * under the state version it was rendered from and stored only if that version is still current when
+ * it is done (a commit meanwhile makes it unstorable, never stale).
+ */
+export class ReadAnswers {
+  readonly cache: ResponseCache;
+
+  constructor(
+    private readonly tracker: MirrorStateTracker,
+    private readonly settings: ReadApiSettings,
+    private readonly clock: () => number = Date.now,
+  ) {
+    this.cache = new ResponseCache(settings.cacheMaxBytes);
+  }
+
+  async context(): Promise<RenderContext> {
+    const state = this.settings.strict ? await this.tracker.verified() : this.tracker.current;
+    const now = this.clock();
+    return {
+      state,
+      events: freshness(state.eventsAsOf, now, this.settings.staleAfterMs),
+      listings: freshness(state.listingsAsOf, now, this.settings.staleAfterMs),
+    };
+  }
+
+  /** The answer of `key` (which must identify the query completely), from the cache or rendered now. */
+  async answer(key: string, render: (context: RenderContext) => Promise<unknown>): Promise<RenderedBody> {
+    const context = await this.context();
+    const version = context.state.version;
+    const fullKey = `${context.events.stale ? 1 : 0}${context.listings.stale ? 1 : 0}|${key}`;
+    const hit = this.cache.get(version, fullKey);
+    if (hit) return hit;
+    const body = JSON.stringify(await render(context));
+    const rendered = { body, etag: etagOf(body) };
+    if (this.tracker.current.version === version) this.cache.set(version, fullKey, rendered);
+    return rendered;
+  }
+
+  /** An answer that must not be cached (a live re-read). */
+  async uncached(render: (context: RenderContext) => Promise<unknown>): Promise<RenderedBody> {
+    const body = JSON.stringify(await render(await this.context()));
+    return { body, etag: etagOf(body) };
+  }
+}

@@ -1,0 +1,168 @@
+import { Client, Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { CatalogMirrorRepository } from '../../src/catalog-sync/catalog-mirror.repository';
+import type { ListingsQuery } from '../../src/catalog-sync/catalog-mirror.types';
+import { MirrorGenerationListener } from '../../src/catalog-sync/mirror-generation.listener';
+import { buildDataSourceOptions } from '../../src/database/data-source';
+import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { waitUntil } from '../support/wait';
+
+describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
+  const adminUrl = inject('databaseAdminUrl');
+  let url: string;
+  let ds: DataSource;
+  let sut: CatalogMirrorRepository;
+  /** Every statement the repository sent, for EXPLAIN. */
+  const sent: { text: string; values: unknown[] }[] = [];
+
+  beforeAll(async () => {
+    url = await createDatabaseFromTemplate(adminUrl);
+    ds = new DataSource(buildDataSourceOptions({ url }));
+    await ds.initialize();
+    const pool = (ds.driver as unknown as { master: Pool }).master;
+    const query = pool.query.bind(pool) as (text: string, values: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: typeof query }).query = (text, values) => {
+      sent.push({ text, values });
+      return query(text, values);
+    };
+    sut = new CatalogMirrorRepository(ds);
+    // 4000 events, 40 of them × 500 listings, 10% removed: enough rows that the planner prefers the indexes.
+    await ds.query(
+      `INSERT INTO events (event_id, name, start_at_raw, start_at, raw, first_seen_at, last_seen_at, observed_at, removed_at)
+       SELECT e, 'Event ' || e, 'x', timestamptz '2027-01-01' + e * interval '1 hour', '{}', now(), now(), now(),
+         CASE WHEN e % 10 = 0 THEN now() END
+       FROM generate_series(1, 4000) e`,
+    );
+    await ds.query(
+      `INSERT INTO listings (event_id, ticket_id, ask_price_minor, raw, first_seen_at, last_seen_at, observed_at, removed_at)
+       SELECT e, t, (t * 7919) % 1000, '{}', timestamptz '2026-01-01' + t * interval '1 second', now(), now(),
+         CASE WHEN t % 10 = 0 THEN now() END
+       FROM generate_series(1, 40) e, generate_series(1, 500) t`,
+    );
+    await ds.query('ANALYZE events');
+    await ds.query('ANALYZE listings');
+  });
+  afterAll(async () => {
+    await ds?.destroy();
+    await dropDatabase(adminUrl, url);
+  });
+
+  async function plan(run: () => Promise<unknown>): Promise<string> {
+    sent.length = 0;
+    await run();
+    const statement = sent.at(-1);
+    if (!statement) throw new Error('no statement sent');
+    const rows = await ds.query<{ 'QUERY PLAN': string }[]>(`EXPLAIN ${statement.text}`, statement.values);
+    return rows.map((r) => r['QUERY PLAN']).join('\n');
+  }
+
+  const sorts = ['price_asc', 'price_desc', 'newest'] as const;
+  const queries: [string, ListingsQuery][] = sorts.flatMap((sort) => [
+    [`${sort}, all events, first page`, { sort, limit: 20 }],
+    [`${sort}, all events, after a position`, { sort, limit: 20, after: positionFor(sort, '7') }],
+    [
+      `${sort}, one event, after a position`,
+      { sort, limit: 20, eventId: '7', after: positionFor(sort, '7') },
+    ],
+    [`${sort}, one event, price range`, { sort, limit: 20, eventId: '7', minPrice: '100', maxPrice: '900' }],
+  ]);
+
+  function positionFor(sort: (typeof sorts)[number], eventId: string): [string, string, string] {
+    return sort === 'newest' ? ['2026-01-01T00:03:20.000000Z', eventId, '200'] : ['500', eventId, '200'];
+  }
+
+  it.each(queries)('pages listings (%s) by an index range scan: no sort, no offset', async (_name, query) => {
+    const text = await plan(() => sut.listingsPage(query));
+    expect(text).toMatch(/Index (Only )?Scan/);
+    expect(text).not.toMatch(/\bSort\b|Seq Scan/);
+    expect(sent.at(-1)?.text).not.toMatch(/OFFSET/i);
+  });
+
+  it('pages events by the (start_at, event_id) index', async () => {
+    const text = await plan(() => sut.eventsPage({ limit: 20, after: ['2027-01-01T05:00:00.000000Z', '5'] }));
+    expect(text).toMatch(/Index Scan using events_upcoming_idx/);
+  });
+
+  it('keeps exact keyset positions: microsecond timestamps and u64 prices', async () => {
+    const first = await sut.listingsPage({ sort: 'newest', limit: 3, eventId: '3' });
+    const next = await sut.listingsPage({
+      sort: 'newest',
+      limit: 3,
+      eventId: '3',
+      after: [first[2]?.first_seen_key ?? '', '3', first[2]?.ticket_id ?? ''],
+    });
+    expect(next[0]?.ticket_id).toBe(first[3]?.ticket_id);
+    expect(first.every((r) => r.removed_at === null)).toBe(true);
+  });
+
+  it('reads the state: generation, last completed passes, protocol config', async () => {
+    await ds.query(
+      `INSERT INTO sync_passes (resource, status, started_at, finished_at, holder, fencing_token)
+       VALUES ('listings', 'completed', '2026-05-01T00:00:00Z', '2026-05-01T00:01:00Z', 't', 1),
+              ('listings', 'failed', '2026-06-01T00:00:00Z', '2026-06-01T00:01:00Z', 't', 1)`,
+    );
+    const state = await sut.state();
+    expect(state.generation).toBe('0');
+    expect(state.listings_pass?.started_at).toMatch(/^2026-05-01T00:00:00/);
+    expect(state.events_pass).toBeNull();
+    expect(state.protocol).toBeNull();
+  });
+
+  it('applies a live listing: changed rows bump and notify the generation, unchanged or older ones do not', async () => {
+    const notified: (string | null)[] = [];
+    const listener = new MirrorGenerationListener(url, (payload) => notified.push(payload));
+    await listener.start();
+    try {
+      const live = { eventId: 7n, ticketId: 1n, askPriceMinor: 123n, raw: { event_id: '7', ticket_id: '1' } };
+      const later = new Date(Date.now() + 60_000);
+      const changed = await sut.applyLiveListing({ eventId: 7n, ticketId: 1n, live, observedAt: later });
+      expect(changed.changed).toBe(true);
+      await waitUntil(() => notified.includes(changed.generation.toString()), 5000);
+      const same = await sut.applyLiveListing({
+        eventId: 7n,
+        ticketId: 1n,
+        live,
+        observedAt: new Date(later.getTime() + 1000),
+      });
+      expect(same).toEqual({ changed: false, generation: changed.generation });
+      // An observation older than the stored one never overwrites it.
+      const stale = await sut.applyLiveListing({
+        eventId: 7n,
+        ticketId: 1n,
+        live: { ...live, askPriceMinor: 1n },
+        observedAt: new Date(0),
+      });
+      expect(stale.changed).toBe(false);
+      const gone = await sut.applyLiveListing({
+        eventId: 7n,
+        ticketId: 1n,
+        live: null,
+        observedAt: new Date(later.getTime() + 2000),
+      });
+      expect(gone.generation).toBe(changed.generation + 1n);
+      const row = await sut.listing('7', '1');
+      expect(row).toMatchObject({ ask_price_minor: '123', removed_at: expect.any(Date) });
+    } finally {
+      await listener.stop();
+    }
+  });
+
+  it('the listener reconnects and reports the (re)connection', async () => {
+    const calls: (string | null)[] = [];
+    const listener = new MirrorGenerationListener(url, (payload) => calls.push(payload), 100);
+    await listener.start();
+    try {
+      const admin = new Client({ connectionString: url });
+      await admin.connect();
+      await admin.query(
+        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ticket-resale-bff-listen'`,
+      );
+      await admin.end();
+      const waited = await waitUntil(() => calls.filter((c) => c === null).length >= 2, 5000);
+      expect(waited).toBeLessThan(5000);
+    } finally {
+      await listener.stop();
+    }
+  });
+});
