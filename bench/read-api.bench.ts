@@ -202,7 +202,7 @@ export async function benchReadApi(): Promise<BenchReport> {
       // @nestjs/throttler's in-memory storage keeps one timestamp per hit of the window and scans them all
       // on every request (O(hits in window)); a 1 s window keeps that scan short at these rates.
       RATE_LIMIT_WINDOW_MS: '1000',
-      RATE_LIMIT_CATALOG_READ: '1000000',
+      RATE_LIMIT_CATALOG_READ: '100000',
       SYNC_ENABLED: 'false',
       DB_POOL_SIZE: '10',
     };

@@ -22,6 +22,13 @@ describe(AuthConfig.name, () => {
     expect(sut.BFF_BOOTSTRAP_API_KEY).toBeUndefined();
   });
 
+  it('refuses a per-window budget the in-memory throttler store cannot hold', () => {
+    expect(problemsOf({ RATE_LIMIT_CATALOG_READ: '100000' })).toEqual([]);
+    expect(problemsOf({ RATE_LIMIT_CATALOG_READ: '100001' })).toEqual([
+      expect.stringMatching(/^RATE_LIMIT_CATALOG_READ:/),
+    ]);
+  });
+
   it('requires a real pepper in production, and never echoes it', () => {
     const production = { NODE_ENV: 'production', CURSOR_SECRET: 'c'.repeat(32) };
     expect(problemsOf({ ...production })).toEqual([expect.stringMatching(/^API_KEY_PEPPER:/)]);

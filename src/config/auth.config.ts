@@ -11,8 +11,12 @@ export const DEVELOPMENT_API_KEY_PEPPER = 'ticket-resale-bff-development-pepper-
 /** Same shape as API_KEY_PATTERN in src/auth/api-key.ts (config must not import feature modules). */
 const API_KEY_SHAPE = /^trb_live_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}$/;
 
-/** Largest accepted per-window request budget. */
-const MAX_RATE_LIMIT = 1_000_000;
+/**
+ * Largest accepted per-window request budget. The in-memory throttler store keeps one timestamp per hit
+ * and fails with a RangeError past about 120,000 hits in one window, which would fail every request of
+ * that client; larger budgets need a shorter RATE_LIMIT_WINDOW_MS.
+ */
+const MAX_RATE_LIMIT = 100_000;
 
 /**
  * Environment variables of the `auth/` module (API keys, scopes, rate limits). Documented in

@@ -119,7 +119,7 @@ describe('Read API parameters (fuzzed through HTTP)', () => {
   const headers = new Map<TestApp, Record<string, string>>();
 
   beforeAll(async () => {
-    const env = { RATE_LIMIT_CATALOG_READ: '1000000', LISTINGS_CACHE_STRICT: 'true' };
+    const env = { RATE_LIMIT_CATALOG_READ: '100000', LISTINGS_CACHE_STRICT: 'true' };
     cached = await startTestApp(env);
     uncached = await startTestApp({ ...env, LISTINGS_CACHE_MAX_BYTES: '0' });
     for (const app of [cached, uncached]) {

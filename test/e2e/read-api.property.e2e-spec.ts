@@ -99,7 +99,7 @@ describe('Read API listing walks (property)', () => {
   let headers: Record<string, string>;
 
   beforeAll(async () => {
-    t = await startTestApp({ RATE_LIMIT_CATALOG_READ: '1000000', LISTINGS_CACHE_STRICT: 'true' });
+    t = await startTestApp({ RATE_LIMIT_CATALOG_READ: '100000', LISTINGS_CACHE_STRICT: 'true' });
     seed = await MirrorSeeder.connect(t.databaseUrl);
     headers = bearer((await issueTestKey(t.app, ['catalog:read'])).key);
   });
