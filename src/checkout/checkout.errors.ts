@@ -1,4 +1,5 @@
 import { AppError } from '../common/app-error';
+import { badIdempotencyKey } from '../common/idempotency-key';
 import { validationFailed } from '../common/validation';
 
 /** Failure codes an order can end with (`failure.code` of the response). */
@@ -14,13 +15,7 @@ export const ORDER_FAILURE_CODES = [
 export type OrderFailureCode = (typeof ORDER_FAILURE_CODES)[number];
 
 export const CheckoutErrors = {
-  badIdempotencyKey: (): AppError =>
-    validationFailed([
-      {
-        field: 'Idempotency-Key',
-        problems: ['header is required: 1 to 255 visible ASCII characters (inner spaces allowed)'],
-      },
-    ]),
+  badIdempotencyKey,
   keyReused: (): AppError =>
     new AppError(
       'IDEMPOTENCY_KEY_REUSED',

@@ -3,7 +3,7 @@ import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
 import { KeysetCursorCodec } from '../common/keyset-cursor';
 import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
-import { IDEMPOTENCY_KEY_PATTERN } from '../transactions/idempotency';
+import { requireIdempotencyKey } from '../common/idempotency-key';
 import { TransactionsService } from '../transactions/transactions.service';
 import { CHECKOUT_ON_FINAL, CheckoutDriver } from './checkout.driver';
 import { CheckoutErrors } from './checkout.errors';
@@ -54,7 +54,7 @@ export class CheckoutService implements OnModuleInit {
     dto: CreateOrderDto,
     requestId?: string,
   ): Promise<CreateOutcome> {
-    if (!IDEMPOTENCY_KEY_PATTERN.test(key)) throw CheckoutErrors.badIdempotencyKey();
+    requireIdempotencyKey(key);
     const input = {
       clientId,
       idempotencyKey: key,

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { deriveUpstreamKey, IDEMPOTENCY_KEY_PATTERN } from './idempotency';
+import { IDEMPOTENCY_KEY_PATTERN } from '../common/idempotency-key';
+import { deriveUpstreamKey } from './idempotency';
 
 describe(deriveUpstreamKey.name, () => {
   const key = fc.stringMatching(/^[\x21-\x7e]{1,255}$/);

@@ -3,9 +3,6 @@ import type { InstructionBatch } from '../upstream/upstream.types';
 import { canonicalBatchJson } from './instruction-batch.parser';
 import type { WalletKind } from './ledger-transaction.entity';
 
-/** An Idempotency-Key header value: 1..255 visible ASCII characters, inner spaces allowed (HTTP-safe). */
-export const IDEMPOTENCY_KEY_PATTERN = /^[\x21-\x7e](?:[\x20-\x7e]{0,253}[\x21-\x7e])?$/;
-
 /**
  * The upstream idempotency key for a client's key: `bff1-` + base64url(HMAC-SHA256(secret, client id, key)),
  * 48 characters. Deterministic, so every retry (the caller's or the tracker's) reuses it; keyed by the client,

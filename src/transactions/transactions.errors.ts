@@ -1,16 +1,10 @@
 import { AppError } from '../common/app-error';
-import { validationFailed } from '../common/validation';
+import { badIdempotencyKey } from '../common/idempotency-key';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { StoredSignError } from './ledger-transaction.entity';
 
 export const TransactionErrors = {
-  badIdempotencyKey: (): AppError =>
-    validationFailed([
-      {
-        field: 'Idempotency-Key',
-        problems: ['header is required: 1 to 255 visible ASCII characters (inner spaces allowed)'],
-      },
-    ]),
+  badIdempotencyKey,
   keyReused: (): AppError =>
     new AppError(
       'IDEMPOTENCY_KEY_REUSED',

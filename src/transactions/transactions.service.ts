@@ -1,3 +1,4 @@
+import { requireIdempotencyKey } from '../common/idempotency-key';
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { Injectable, Logger } from '@nestjs/common';
@@ -9,12 +10,7 @@ import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { InstructionBatch } from '../upstream/upstream.types';
-import {
-  deriveUpstreamKey,
-  IDEMPOTENCY_KEY_PATTERN,
-  requestFingerprint,
-  signedTransactionDigest,
-} from './idempotency';
+import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
 import type { LedgerTransactionEntity, TransactionEvent, WalletKind } from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
@@ -117,7 +113,7 @@ export class TransactionsService {
    * the same upstream key (so it returns the same transaction).
    */
   async sign(input: SignInput): Promise<SignOutcome> {
-    if (!IDEMPOTENCY_KEY_PATTERN.test(input.idempotencyKey)) throw TransactionErrors.badIdempotencyKey();
+    requireIdempotencyKey(input.idempotencyKey);
     if (input.subject.length < 1 || input.subject.length > 255)
       throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
     const { inserted, record } = await this.repo.insertOrGet(
