@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
+import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 
 /**
  * Readiness of the catalog mirror: after the startup grace, a complete pass must exist for each resource;
@@ -15,18 +16,12 @@ export class SyncHealthIndicator {
 
   async check(key: string, timeoutMs: number) {
     const indicator = this.health.check(key);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    });
     try {
-      const readiness = await Promise.race([this.sync.readiness(), timeout]);
-      if (readiness === 'timeout') return indicator.down({ reason: 'sync status query timed out' });
+      const readiness = await raceTimeout(this.sync.readiness(), timeoutMs);
+      if (readiness === TIMED_OUT) return indicator.down({ reason: 'sync status query timed out' });
       return readiness.up ? indicator.up(readiness.details) : indicator.down(readiness.details);
     } catch {
       return indicator.down({ reason: 'sync status unavailable' });
-    } finally {
-      clearTimeout(timer);
     }
   }
 }

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
+import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 import { UpstreamClient } from './upstream.client';
 
 /**
@@ -18,27 +19,19 @@ export class UpstreamHealthIndicator {
 
   async check(key: string, timeoutMs: number) {
     const indicator = this.health.check(key);
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<'timeout'>((resolve) => {
-      timer = setTimeout(() => resolve('timeout'), timeoutMs);
-    });
-    try {
-      const verdict = await Promise.race([this.client.verifyKeyCached(), timeout]);
-      const environment = this.client.environment;
-      if (verdict === 'timeout') {
-        const details = { environment, key: 'unverified', reason: 'key check still running (upstream slow)' };
-        return this.client.readinessRequiresReachable ? indicator.down(details) : indicator.up(details);
-      }
-      if (verdict.ok) return indicator.up({ environment, key: 'valid' });
-      const details = { environment, key: 'unverified', code: verdict.code, reason: verdict.reason };
-      if (verdict.code === 'UNAUTHORIZED' || verdict.code === 'FORBIDDEN') {
-        return indicator.down({ ...details, key: 'rejected' });
-      }
-      return this.client.readinessRequiresReachable
-        ? indicator.down(details)
-        : indicator.up({ ...details, reachable: false });
-    } finally {
-      clearTimeout(timer);
+    const verdict = await raceTimeout(this.client.verifyKeyCached(), timeoutMs);
+    const environment = this.client.environment;
+    if (verdict === TIMED_OUT) {
+      const details = { environment, key: 'unverified', reason: 'key check still running (upstream slow)' };
+      return this.client.readinessRequiresReachable ? indicator.down(details) : indicator.up(details);
     }
+    if (verdict.ok) return indicator.up({ environment, key: 'valid' });
+    const details = { environment, key: 'unverified', code: verdict.code, reason: verdict.reason };
+    if (verdict.code === 'UNAUTHORIZED' || verdict.code === 'FORBIDDEN') {
+      return indicator.down({ ...details, key: 'rejected' });
+    }
+    return this.client.readinessRequiresReachable
+      ? indicator.down(details)
+      : indicator.up({ ...details, reachable: false });
   }
 }
