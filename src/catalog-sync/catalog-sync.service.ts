@@ -88,6 +88,8 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   private readonly metrics: SyncMetrics;
   private readonly logger: SyncLogger = nestSyncLogger();
   private readonly running = new Map<string, { cancel: () => void; done: Promise<SyncPassRecord> }>();
+  /** Starts between the shutdown check and the pass being registered in `running`. */
+  private readonly starting = new Set<Promise<unknown>>();
   private cachedConfig: StoredProtocolConfig | null = null;
   private configFetch: Promise<StoredProtocolConfig | null> | null = null;
   private readonly startedAt = Date.now();
@@ -124,15 +126,23 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     await this.refreshLag().catch(() => undefined);
   }
 
-  /** Cancels this replica's running passes (recorded `cancelled`, nothing swept) and waits for them. */
+  /**
+   * Cancels this replica's running passes (recorded `cancelled`, nothing swept) and waits for them, 5 s at
+   * most. A pass still being started when shutdown begins is waited for first, then cancelled too, so no
+   * pass is left `running` behind a closed pool.
+   */
   async beforeApplicationShutdown(): Promise<void> {
     this.shuttingDown = true;
+    const deadline = Date.now() + 5000;
+    const within = (work: Promise<unknown>) =>
+      Promise.race([
+        work,
+        new Promise((resolve) => setTimeout(resolve, Math.max(0, deadline - Date.now())).unref()),
+      ]);
+    await within(Promise.allSettled(this.starting));
     const runs = [...this.running.values()];
     for (const run of runs) run.cancel();
-    await Promise.race([
-      Promise.allSettled(runs.map((r) => r.done)),
-      new Promise((resolve) => setTimeout(resolve, 5000).unref()),
-    ]);
+    await within(Promise.allSettled(runs.map((r) => r.done)));
   }
 
   /**
@@ -150,17 +160,26 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
       scopeEventId: resource === 'event_listings' ? eventId : null,
       trigger,
     };
-    const result = await startPass(this.deps, plan);
-    const scope = { resource, eventId: plan.scopeEventId?.toString() ?? null };
-    if (!result.started) return { ...scope, passId: result.runningPassId, alreadyRunning: true };
-    const id = result.pass.id;
-    const done = result.done.finally(() => {
-      this.running.delete(id);
-      void this.refreshLag().catch(() => undefined);
+    // Registered in `running` in the same continuation that sees the pass started, so once `starting`
+    // settles the shutdown hook finds it there.
+    const starting = startPass(this.deps, plan).then((result) => {
+      if (!result.started) return { passId: result.runningPassId, done: null };
+      const id = result.pass.id;
+      const done = result.done.finally(() => {
+        this.running.delete(id);
+        void this.refreshLag().catch(() => undefined);
+      });
+      done.catch(() => undefined);
+      this.running.set(id, { cancel: result.cancel, done });
+      // Shutdown began while the pass was being started: it is cancelled like the ones already running.
+      if (this.shuttingDown) result.cancel();
+      return { passId: id, done };
     });
-    done.catch(() => undefined);
-    this.running.set(id, { cancel: result.cancel, done });
-    return { ...scope, passId: id, alreadyRunning: false, done };
+    this.starting.add(starting);
+    const { passId, done } = await starting.finally(() => this.starting.delete(starting));
+    const scope = { resource, eventId: plan.scopeEventId?.toString() ?? null };
+    if (!done) return { ...scope, passId, alreadyRunning: true };
+    return { ...scope, passId, alreadyRunning: false, done };
   }
 
   /** Operator API: `resource` events | listings | all, or one event's listings with `eventId`. */
