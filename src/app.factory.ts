@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import helmet from '@fastify/helmet';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -15,10 +14,10 @@ import {
   type BareAnswerSink,
 } from './common/bare-answers';
 import { installJsonBodyParser } from './common/json-body';
-import { createRootLogger } from './common/logging';
+import { createRootLogger, installRequestLogContext } from './common/logging';
 import { setupOpenApi } from './common/openapi';
 import { REQUEST_ID_HEADER, requestIdFrom } from './common/request-id';
-import { HELMET_OPTIONS } from './common/security-headers';
+import { installSecurityHeaders } from './common/security-headers';
 import { createValidationPipe } from './common/validation';
 import type { AppConfig } from './config/app.config';
 import type { AuthConfig } from './config/auth.config';
@@ -180,8 +179,9 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   // body type is a 415.
   fastify.removeContentTypeParser('text/plain');
   installJsonBodyParser(fastify);
+  installRequestLogContext(fastify, logger);
   installRequestHooks(fastify, logger, metrics);
-  await app.register(helmet, HELMET_OPTIONS);
+  await installSecurityHeaders(fastify);
   installProtocolChecks(fastify);
   if (config.docsEnabled) setupOpenApi(app);
   await app.init();

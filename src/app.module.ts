@@ -55,14 +55,11 @@ export class AppModule {
           options.listings,
         ),
         LoggerModule.forRoot({
-          pinoHttp: {
-            logger,
-            // The request line is written by the Fastify onResponse hook (it knows the route template).
-            autoLogging: false,
-            quietReqLogger: true,
-            genReqId: (req) => (req as { id?: string }).id ?? '',
-            customAttributeKeys: { reqId: 'requestId' },
-          },
+          pinoHttp: { logger },
+          // No pino-http middleware: common/logging.ts installRequestLogContext binds a lazily built
+          // request logger per request, and the request line is written by the Fastify onResponse hook.
+          useExisting: true,
+          forRoutes: [],
         }),
         TypeOrmModule.forRoot({
           ...buildDataSourceOptions({

@@ -36,7 +36,7 @@ export class AccessGuard implements CanActivate {
     const presented = presentedKey(request.headers, request.raw.rawHeaders);
     if (presented === undefined) this.refuse(request, http.getResponse<FastifyReply>(), 'missing');
     if (presented === null) this.refuse(request, http.getResponse<FastifyReply>(), 'malformed');
-    const result = await this.authenticator.authenticate(presented);
+    const result = await this.authenticator.authenticate(presented, request.raw.socket);
     if (!result.ok) this.refuse(request, http.getResponse<FastifyReply>(), result.reason);
 
     const client = result.client;

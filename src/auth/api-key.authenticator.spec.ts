@@ -1,5 +1,11 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+
+vi.mock('./api-key', async (original) => {
+  const actual = await original<typeof import('./api-key')>();
+  return { ...actual, hashApiKey: vi.fn<typeof actual.hashApiKey>(actual.hashApiKey) };
+});
 import { loadAuthConfig } from '../config/auth.config';
+import * as apiKey from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { ApiClientsService, VerifyResult } from './api-clients.service';
 
@@ -65,5 +71,26 @@ describe(ApiKeyAuthenticator.name, () => {
     vi.advanceTimersByTime(60_001);
     await sut.authenticate('k');
     expect(clients.touchLastUsed).toHaveBeenCalledTimes(2);
+  });
+
+  it('a connection presenting the same key again skips the hash; another key on it is verified as itself', async () => {
+    const { sut, clients, setAnswer } = setup('5000');
+    const hash = vi.mocked(apiKey.hashApiKey);
+    hash.mockClear();
+    const connection = {};
+    await sut.authenticate('k', connection);
+    await sut.authenticate('k', connection);
+    await sut.authenticate('k', connection);
+    expect(hash).toHaveBeenCalledTimes(1);
+    expect(clients.verify).toHaveBeenCalledTimes(1);
+    setAnswer({ ok: false, reason: 'unknown' });
+    expect(await sut.authenticate('other', connection)).toEqual({ ok: false, reason: 'unknown' });
+    expect(clients.verify).toHaveBeenLastCalledWith('other');
+    // Back to the first key: its cached verification is found again (same cache key).
+    expect((await sut.authenticate('k', connection)).ok).toBe(true);
+    expect(clients.verify).toHaveBeenCalledTimes(2);
+    // A revocation through this process still drops it.
+    sut.invalidate(CLIENT.id);
+    expect(await sut.authenticate('k', connection)).toEqual({ ok: false, reason: 'unknown' });
   });
 });

@@ -18,15 +18,23 @@ export class ApiKeyAuthenticator {
   private readonly logger = new Logger('ApiKeyAuthenticator');
   private readonly cache = new Map<string, { client: ClientContext; until: number }>();
   private readonly lastTouched = new Map<string, number>();
+  /** Per connection: its last presented key and that key's cache key (collected with the socket). */
+  private readonly byConnection = new WeakMap<object, { presented: string; cacheKey: string }>();
 
   constructor(
     private readonly clients: ApiClientsService,
     private readonly config: AuthConfig,
   ) {}
 
-  async authenticate(presented: string): Promise<VerifyResult> {
+  /**
+   * `connection` (the request's socket) lets a keep-alive connection that presents the same key again
+   * skip the cache key's HMAC (~3 % of a cached read answer): the connection remembers its last key and
+   * that key's cache key. Only the same connection's own earlier key is ever compared, so nothing about
+   * another client's key can be learnt from it; the memo goes with the connection.
+   */
+  async authenticate(presented: string, connection?: object): Promise<VerifyResult> {
     const ttl = this.config.API_KEY_CACHE_TTL_MS;
-    const cacheKey = ttl > 0 ? hashApiKey(this.config.pepper, presented).toString('base64') : '';
+    const cacheKey = ttl > 0 ? this.cacheKeyOf(presented, connection) : '';
     const cached = ttl > 0 ? this.cache.get(cacheKey) : undefined;
     const now = Date.now();
     if (cached && cached.until > now) {
@@ -41,6 +49,14 @@ export class ApiKeyAuthenticator {
       this.cache.delete(cacheKey);
     }
     return result;
+  }
+
+  private cacheKeyOf(presented: string, connection: object | undefined): string {
+    const memo = connection ? this.byConnection.get(connection) : undefined;
+    if (memo?.presented === presented) return memo.cacheKey;
+    const cacheKey = hashApiKey(this.config.pepper, presented).toString('base64');
+    if (connection) this.byConnection.set(connection, { presented, cacheKey });
+    return cacheKey;
   }
 
   /** Forget a client at once (called on revocation through this process). */

@@ -14,6 +14,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthBootstrap } from './auth.bootstrap';
 import { AuthController } from './auth.controller';
 import { ClientThrottlerGuard } from './client-throttler.guard';
+import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
 
 /**
  * The service's own callers: API keys (hashed), the global access guard (authentication, scopes),
@@ -38,6 +39,8 @@ export class AuthModule {
               blockDuration: 0,
             },
           ],
+          // Exact sliding window like the stock store, O(1) per request instead of O(hits in window).
+          storage: new SlidingWindowThrottlerStorage(),
         }),
       ],
       controllers: [AuthController, AdminApiClientsController],

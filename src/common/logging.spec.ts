@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { loadAppConfig } from '../config/app.config';
-import { createRootLogger, serializeError } from './logging';
+import { storage } from 'nestjs-pino/storage';
+import { createRootLogger, LazyRequestLogStore, serializeError } from './logging';
 
 function capture() {
   const lines: string[] = [];
@@ -60,5 +61,35 @@ describe(createRootLogger.name, () => {
     const serialized = serializeError(error);
     expect(serialized).toMatchObject({ type: 'Error', message: 'request failed', code: 'ECONNRESET' });
     expect(JSON.stringify(serialized)).not.toContain('canary-8');
+  });
+});
+
+describe(LazyRequestLogStore.name, () => {
+  it('builds the request logger only when a line is logged, once, and every line carries the requestId', () => {
+    const { lines, stream } = capture();
+    const root = createRootLogger(loadAppConfig({ LOG_LEVEL: 'info' }), stream);
+    const child = vi.spyOn(root, 'child');
+    const sut = new LazyRequestLogStore(root, 'req-7');
+    storage.run(sut, () => {
+      expect(child).not.toHaveBeenCalled();
+      storage.getStore()?.logger.info({ authorization: 'Bearer canary-z' }, 'inside');
+      storage.getStore()?.logger.warn('again');
+    });
+    expect(child).toHaveBeenCalledTimes(1);
+    const records = lines.map((l) => JSON.parse(l) as Record<string, unknown>);
+    expect(records.map((r) => [r.msg, r.requestId])).toEqual([
+      ['inside', 'req-7'],
+      ['again', 'req-7'],
+    ]);
+    expect(lines.join('')).not.toContain('canary-z');
+  });
+
+  it('takes a replacement logger (nestjs-pino assign)', () => {
+    const { lines, stream } = capture();
+    const root = createRootLogger(loadAppConfig({ LOG_LEVEL: 'info' }), stream);
+    const sut = new LazyRequestLogStore(root, 'req-8');
+    sut.logger = sut.logger.child({ extra: 1 });
+    sut.logger.info('x');
+    expect(JSON.parse(lines[0] ?? '{}')).toMatchObject({ requestId: 'req-8', extra: 1 });
   });
 });

@@ -1,4 +1,5 @@
-import type { FastifyHelmetOptions } from '@fastify/helmet';
+import helmet, { type FastifyHelmetOptions } from '@fastify/helmet';
+import Fastify, { type FastifyInstance } from 'fastify';
 
 /** The options `@fastify/helmet` is registered with (app.factory.ts). */
 export const HELMET_OPTIONS: FastifyHelmetOptions = {
@@ -34,3 +35,37 @@ export const SECURITY_HEADERS: Readonly<Record<string, string>> = {
   'x-permitted-cross-domain-policies': 'none',
   'x-xss-protection': '0',
 };
+
+/**
+ * The headers helmet sets with `options`, computed once by helmet itself (registered on a throwaway
+ * Fastify instance, one injected request). @fastify/helmet rebuilds the whole helmet middleware —
+ * parsing the CSP directives — on every request, through two hooks (one async); the headers depend only
+ * on the options, so the service computes them at startup and sets them from this table.
+ */
+export async function helmetHeaders(
+  options: FastifyHelmetOptions = HELMET_OPTIONS,
+): Promise<Readonly<Record<string, string>>> {
+  const probe = Fastify({ logger: false });
+  try {
+    await probe.register(helmet, options);
+    // Inside the handler the raw response holds exactly what helmet's onRequest hook set.
+    probe.get('/', (_request, reply) => reply.send(reply.raw.getHeaders()));
+    const answer = await probe.inject({ method: 'GET', url: '/' });
+    const headers = answer.json<Record<string, string | number | string[]>>();
+    return Object.freeze(
+      Object.fromEntries(Object.entries(headers).map(([name, value]) => [name, String(value)])),
+    );
+  } finally {
+    await probe.close();
+  }
+}
+
+/** Every answer of `fastify` gets helmet's headers (HELMET_OPTIONS), from a table computed at startup. */
+export async function installSecurityHeaders(fastify: FastifyInstance): Promise<void> {
+  const headers = Object.entries(await helmetHeaders());
+  fastify.addHook('onRequest', (_request, reply, done) => {
+    const raw = reply.raw;
+    for (const [name, value] of headers) raw.setHeader(name, value);
+    done();
+  });
+}

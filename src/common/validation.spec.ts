@@ -1,9 +1,11 @@
 import { Type } from 'class-transformer';
-import { IsInt, IsString, Max, Min, ValidateNested } from 'class-validator';
+import { IsInt, IsOptional, IsString, Max, Min, ValidateNested } from 'class-validator';
 import { describe, expect, it } from 'vitest';
 import { AppError } from './app-error';
 import {
   createValidationPipe,
+  PureQuery,
+  QUERY_MEMO_MAX_ENTRIES,
   MAX_FIELD_NAME_LENGTH,
   MAX_REPORTED_FIELDS,
   reservedKeyProblems,
@@ -78,6 +80,65 @@ describe(createValidationPipe.name, () => {
       problems: [`property ${'y'.repeat(MAX_FIELD_NAME_LENGTH)}… should not exist`],
     });
     expect(error.message).toMatch(/ and 7 more fields$/);
+  });
+});
+
+@PureQuery()
+class PureListQuery {
+  @Type(() => Number)
+  @IsInt()
+  @Min(1)
+  @Max(100)
+  limit: number = 20;
+
+  @IsOptional()
+  @IsString()
+  tag?: string;
+}
+
+describe(PureQuery.name, () => {
+  const sut = createValidationPipe();
+  const query = (value: unknown, metatype: new () => object = PureListQuery) =>
+    sut.transform(value, { type: 'query', metatype });
+
+  it('hands an equal query the same frozen DTO instead of validating it again', async () => {
+    const first = await query({ limit: '10' });
+    expect(first).toBeInstanceOf(PureListQuery);
+    expect(first).toEqual({ limit: 10 });
+    expect(Object.isFrozen(first)).toBe(true);
+    await expect(query({ limit: '10' })).resolves.toBe(first);
+    await expect(query({ limit: '11' })).resolves.not.toBe(first);
+    await expect(query({})).resolves.toEqual({ limit: 20 });
+  });
+
+  it('refuses an invalid query every time, naming the field (refusals are not kept)', async () => {
+    for (let i = 0; i < 2; i++) {
+      await expect(query({ limit: '0' })).rejects.toMatchObject({
+        details: [{ field: 'limit' }],
+      });
+      await expect(query({ limit: '10', extra: 'x' })).rejects.toMatchObject({
+        details: [{ field: 'extra' }],
+      });
+    }
+  });
+
+  it('keeps at most QUERY_MEMO_MAX_ENTRIES queries per class, oldest out first', async () => {
+    const first = await query({ tag: 'first' });
+    for (let i = 1; i < QUERY_MEMO_MAX_ENTRIES; i++) await query({ tag: String(i) });
+    await expect(query({ tag: 'first' })).resolves.toBe(first);
+    await query({ tag: 'one too many' });
+    const again = await query({ tag: 'first' });
+    expect(again).not.toBe(first);
+    expect(again).toEqual(first);
+  });
+
+  it('leaves undecorated query classes and bodies alone (validated each time, not frozen)', async () => {
+    const a = await sut.transform({ limit: '10' }, { type: 'body', metatype: PureListQuery });
+    const b = await sut.transform({ limit: '10' }, { type: 'body', metatype: PureListQuery });
+    expect(a).not.toBe(b);
+    expect(Object.isFrozen(a)).toBe(false);
+    const c = await sut.transform({ limit: '10', inner: { name: 'x' } }, { type: 'query', metatype: Query });
+    expect(Object.isFrozen(c)).toBe(false);
   });
 });
 

@@ -65,14 +65,47 @@ export function reservedKeyProblems(value: unknown): FieldProblem[] {
   return out;
 }
 
+const PURE_QUERIES = new WeakSet<object>();
+/** Validated query DTOs kept per class (see PureQuery); oldest first out past this many. */
+export const QUERY_MEMO_MAX_ENTRIES = 2048;
+
+/**
+ * Marks a query DTO whose validation and transformation depend on nothing but the query's own values
+ * (no clock, no configuration, no other request data): the validation pipe then keeps the (frozen)
+ * DTO of each distinct query that passed and hands the same instance to later requests with an equal
+ * query, instead of running class-transformer and class-validator again (~3 % of a cached read answer's
+ * CPU). Refusals are never kept: an invalid query is validated, and refused, every time. Handlers must
+ * treat the DTO as read-only (it is frozen, so a write throws).
+ */
+export function PureQuery(): ClassDecorator {
+  return (target) => {
+    PURE_QUERIES.add(target);
+  };
+}
+
 /** ValidationPipe that also refuses reserved keys (see RESERVED_KEYS) before transforming. */
 class StrictValidationPipe extends ValidationPipe {
+  private readonly memo = new WeakMap<object, Map<string, unknown>>();
+
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
     if (metadata.type === 'body' || metadata.type === 'query') {
       const problems = reservedKeyProblems(value);
       if (problems.length > 0) throw validationFailed(problems);
     }
-    return super.transform(value, metadata) as Promise<unknown>;
+    const metatype = metadata.metatype;
+    if (metadata.type !== 'query' || !metatype || !PURE_QUERIES.has(metatype)) {
+      return super.transform(value, metadata) as Promise<unknown>;
+    }
+    let memo = this.memo.get(metatype);
+    if (!memo) this.memo.set(metatype, (memo = new Map()));
+    // The parsed query is flat (strings and arrays of strings): its JSON identifies it exactly.
+    const key = JSON.stringify(value);
+    const known = memo.get(key);
+    if (known !== undefined) return known;
+    const dto = Object.freeze((await super.transform(value, metadata)) as object);
+    if (memo.size >= QUERY_MEMO_MAX_ENTRIES) memo.delete(memo.keys().next().value as string);
+    memo.set(key, dto);
+    return dto;
   }
 
   /**

@@ -1,9 +1,11 @@
+import { PureQuery } from '../../common/validation';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsOptional, IsString, MaxLength, MinLength } from 'class-validator';
 import { PageQueryDto } from '../../common/dto/page-query.dto';
 import { IsRfc3339Instant } from './rfc3339.validator';
 
 /** `GET /v1/events`. */
+@PureQuery()
 export class EventsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     minLength: 1,

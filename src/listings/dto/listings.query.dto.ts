@@ -1,3 +1,4 @@
+import { PureQuery } from '../../common/validation';
 import { ApiPropertyOptional } from '@nestjs/swagger';
 import { IsIn, IsOptional } from 'class-validator';
 import { LISTING_SORTS, type ListingSort } from '../../catalog-sync/catalog-mirror.types';
@@ -5,6 +6,7 @@ import { PageQueryDto } from '../../common/dto/page-query.dto';
 import { IsU64String } from '../../common/int64.validators';
 
 /** `GET /v1/listings` and `GET /v1/events/{event_id}/listings`. */
+@PureQuery()
 export class ListingsQueryDto extends PageQueryDto {
   @ApiPropertyOptional({
     enum: LISTING_SORTS,
@@ -39,6 +41,7 @@ export class ListingsQueryDto extends PageQueryDto {
 }
 
 /** `GET /v1/listings/{event_id}/{ticket_id}`. */
+@PureQuery()
 export class ListingQueryDto {
   @ApiPropertyOptional({
     enum: ['true', 'false'],
