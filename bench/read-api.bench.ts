@@ -154,6 +154,10 @@ async function walkCursors(
 }
 
 type Scenario = 'R1' | 'R2' | 'R3';
+/** BENCH_READ_SCENARIOS=R1,R3 runs only those (for profiling one path); the full suite runs all three. */
+const SCENARIOS = (['R1', 'R2', 'R3'] as const).filter((s) =>
+  (process.env.BENCH_READ_SCENARIOS ?? 'R1,R2,R3').split(',').includes(s),
+);
 
 const SLICE_SECONDS = 2;
 type Flavour = 'baseline' | 'cache off' | 'cache on';
@@ -273,7 +277,7 @@ export async function benchReadApi(): Promise<BenchReport> {
         });
       }
       const slices = Math.max(1, Math.round(seconds / SLICE_SECONDS));
-      for (const scenario of ['R1', 'R2', 'R3'] as const) {
+      for (const scenario of SCENARIOS) {
         const samples = new Map<Flavour, LoadSample[]>();
         for (let slice = 0; slice < slices; slice++) {
           for (const [flavour, { server, headers, paths }] of servers) {
@@ -301,7 +305,7 @@ export async function benchReadApi(): Promise<BenchReport> {
       ['load', `${CONNECTIONS} keep-alive connections, ${seconds} s per scenario, loopback`],
     ];
     const targets: { what: string; ok: boolean }[] = [];
-    for (const scenario of ['R1', 'R2', 'R3'] as const) {
+    for (const scenario of SCENARIOS) {
       const base = results.get(`${scenario}/baseline`) as LoadResult;
       for (const flavour of ['baseline', 'cache off', 'cache on'] as const) {
         const r = results.get(`${scenario}/${flavour}`) as LoadResult;

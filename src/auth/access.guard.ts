@@ -5,7 +5,7 @@ import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/app-error';
 import { AuthConfig } from '../config/auth.config';
-import { declaredPolicy, effectivePolicy } from './access.decorators';
+import { declaredPolicy, effectivePolicy, type EffectivePolicy } from './access.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { AuthFailureReason } from './api-clients.service';
 import { presentedKey } from './authenticated-request';
@@ -26,9 +26,12 @@ export class AccessGuard implements CanActivate {
     private readonly config: AuthConfig,
   ) {}
 
+  /** Effective policy per (handler, controller): metadata and configuration are fixed after bootstrap. */
+  // oxlint-disable-next-line typescript/no-unsafe-function-type -- Nest's handler and class refs
+  private readonly policies = new WeakMap<Function, WeakMap<Function, EffectivePolicy | null>>();
+
   async canActivate(context: ExecutionContext): Promise<boolean> {
-    const declared = declaredPolicy(this.reflector, context.getHandler(), context.getClass());
-    const policy = declared ? effectivePolicy(declared, this.config) : undefined;
+    const policy = this.policyOf(context);
     if (policy?.kind === 'public') return true;
 
     const http = context.switchToHttp();
@@ -56,6 +59,20 @@ export class AccessGuard implements CanActivate {
     }
     request.rateLimitBucket = policy.kind === 'scope' ? policy.scope : 'default';
     return true;
+  }
+
+  private policyOf(context: ExecutionContext): EffectivePolicy | undefined {
+    const handler = context.getHandler();
+    const controller = context.getClass();
+    let byController = this.policies.get(handler);
+    if (!byController) this.policies.set(handler, (byController = new WeakMap()));
+    let policy = byController.get(controller);
+    if (policy === undefined) {
+      const declared = declaredPolicy(this.reflector, handler, controller);
+      policy = declared ? effectivePolicy(declared, this.config) : null;
+      byController.set(controller, policy);
+    }
+    return policy ?? undefined;
   }
 
   private refuse(request: FastifyRequest, reply: FastifyReply, reason: AuthFailureReason): never {

@@ -6,7 +6,6 @@ import {
   ThrottlerGuard,
   type ThrottlerLimitDetail,
   type ThrottlerModuleOptions,
-  type ThrottlerRequest,
   type ThrottlerStorage,
 } from '@nestjs/throttler';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -45,21 +44,30 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     super(options, storage, reflector);
   }
 
-  protected override async shouldSkip(context: ExecutionContext): Promise<boolean> {
-    return !this.request(context).clientContext;
-  }
-
-  protected override async getTracker(req: Record<string, unknown>): Promise<string> {
-    return (req as unknown as FastifyRequest).clientContext?.id ?? 'anonymous';
-  }
-
-  protected override generateKey(context: ExecutionContext, tracker: string): string {
-    return `${this.bucket(context)}:${tracker}`;
-  }
-
-  protected override async handleRequest(props: ThrottlerRequest): Promise<boolean> {
-    const limit = bucketLimit(this.config, this.bucket(props.context));
-    return super.handleRequest({ ...props, limit });
+  /**
+   * The base guard's loop, for this app's one throttler without its per-request metadata lookups (five
+   * reflector reads per throttler per request): budgets here come from the scope bucket (configuration),
+   * never from `@Throttle`/`@SkipThrottle`, which no route uses. Headers, 429 and Retry-After as the
+   * base guard's `handleRequest` (headers on every counted answer, Retry-After on a refusal).
+   */
+  override async canActivate(context: ExecutionContext): Promise<boolean> {
+    const request = this.request(context);
+    const client = request.clientContext;
+    if (!client) return true;
+    const bucket = request.rateLimitBucket ?? 'default';
+    const limit = bucketLimit(this.config, bucket);
+    const key = `${bucket}:${client.id}`;
+    const ttl = this.config.RATE_LIMIT_WINDOW_MS;
+    const record = await this.storageService.increment(key, ttl, limit, 0, 'default');
+    const reply = context.switchToHttp().getResponse<FastifyReply>();
+    if (record.isBlocked) {
+      void reply.header('Retry-After', record.timeToBlockExpire);
+      await this.throwThrottlingException(context, { limit, ttl, key, tracker: client.id, ...record });
+    }
+    void reply.header(`${this.headerPrefix}-Limit`, limit);
+    void reply.header(`${this.headerPrefix}-Remaining`, Math.max(0, limit - record.totalHits));
+    void reply.header(`${this.headerPrefix}-Reset`, record.timeToExpire);
+    return true;
   }
 
   protected override async throwThrottlingException(

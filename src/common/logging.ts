@@ -1,5 +1,5 @@
 import type { FastifyInstance } from 'fastify';
-import { storage, Store } from 'nestjs-pino/storage';
+import { storage } from 'nestjs-pino/storage';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { AppConfig } from '../config/app.config';
 
@@ -63,25 +63,25 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
  * only when a line is actually logged in the request: `root.child({ requestId })` with its bindings
  * serialized and redacted costs ~8 % of a cached read answer, and almost no request logs anything but
  * the request line (written from the onResponse hook with explicit fields). Same lines as before: every
- * line logged inside a request carries its `requestId`.
+ * line logged inside a request carries its `requestId`. Shaped like nestjs-pino's `Store` (`logger`,
+ * `responseLogger`), which it stands in for.
  */
-export class LazyRequestLogStore extends Store {
-  #logger: Logger | undefined;
+export class LazyRequestLogStore {
+  private built: Logger | undefined;
+  readonly responseLogger = undefined;
 
   constructor(
     private readonly root: Logger,
     private readonly requestId: string,
-  ) {
-    super(undefined as unknown as Logger);
-    // Store's constructor assigned an own `logger` field: replace it with the lazy accessor.
-    Object.defineProperty(this, 'logger', {
-      get: (): Logger => (this.#logger ??= this.root.child({ requestId: this.requestId })),
-      // PinoLogger.assign() replaces the store's logger with a child of it.
-      set: (value: Logger) => {
-        this.#logger = value;
-      },
-      enumerable: true,
-    });
+  ) {}
+
+  get logger(): Logger {
+    return (this.built ??= this.root.child({ requestId: this.requestId }));
+  }
+
+  /** PinoLogger.assign() replaces the store's logger with a child of it. */
+  set logger(value: Logger) {
+    this.built = value;
   }
 }
 

@@ -91,10 +91,15 @@ export function eventView(row: EventRow, state: MirrorState): EventView {
 }
 
 /** `data_as_of` and `stale` of a page whose data comes from the pass that started at `asOf`. */
+/** Past the staleness threshold (or never completed). */
+export function isStale(asOf: Date | null, nowMs: number, staleAfterMs: number): boolean {
+  return asOf === null || nowMs - asOf.getTime() > staleAfterMs;
+}
+
 export function freshness(asOf: Date | null, nowMs: number, staleAfterMs: number): Freshness {
   return {
     data_as_of: asOf?.toISOString() ?? null,
-    stale: asOf === null || nowMs - asOf.getTime() > staleAfterMs,
+    stale: isStale(asOf, nowMs, staleAfterMs),
   };
 }
 

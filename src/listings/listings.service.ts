@@ -83,10 +83,12 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       sort: 'events:start_at',
       filters: { q: query.q, starts_after: startsAfter, starts_before: startsBefore },
     };
-    const after =
-      query.cursor === undefined ? undefined : eventPosition(this.cursors.decode(query.cursor, binding));
     const key = JSON.stringify(['events', query.q, startsAfter, startsBefore, query.limit, query.cursor]);
     const answer = await this.answers.answer(key, async ({ state, events }) => {
+      // Decoded (signature checked) only when rendering: a cached answer exists only for a cursor that
+      // decoded under this very key, and a bad cursor is refused every time (refusals are not cached).
+      const after =
+        query.cursor === undefined ? undefined : eventPosition(this.cursors.decode(query.cursor, binding));
       const rows = await this.mirror.eventsPage({
         nameContains: query.q,
         startsAfter,
@@ -140,16 +142,17 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       sort: `listings:${sort}`,
       filters: { event_id: event, min_price: minPrice, max_price: maxPrice },
     };
-    const after =
-      query.cursor === undefined
-        ? undefined
-        : listingPosition(this.cursors.decode(query.cursor, binding), sort);
     const key = JSON.stringify(['listings', event, sort, minPrice, maxPrice, limit, query.cursor]);
     const positionOf =
       sort === 'newest'
         ? (r: ListingRow) => [r.first_seen_key, r.event_id, r.ticket_id]
         : (r: ListingRow) => [r.ask_price_minor, r.event_id, r.ticket_id];
     const answer = await this.answers.answer(key, async ({ state, listings }) => {
+      // As for events: the cursor is checked only when the answer is rendered, never for a cache hit.
+      const after =
+        query.cursor === undefined
+          ? undefined
+          : listingPosition(this.cursors.decode(query.cursor, binding), sort);
       const rows = await this.mirror.listingsPage({ sort, eventId: event, minPrice, maxPrice, limit, after });
       // An empty first page of one event: tell an unknown (404) or removed (410) event from one with nothing.
       if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);

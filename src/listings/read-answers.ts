@@ -1,6 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
-import { freshness, type Freshness } from './listing.mapper';
+import { freshness, isStale, type Freshness } from './listing.mapper';
 import type { MirrorStateTracker } from './mirror-state.tracker';
 import type { ReadApiSettings } from './read-api.settings';
 import { ResponseCache, type RenderedBody } from './response-cache';
@@ -25,6 +25,7 @@ export function etagOf(body: string): string {
  */
 export class ReadAnswers {
   readonly cache: ResponseCache;
+  private last: RenderContext | undefined;
 
   constructor(
     private readonly tracker: MirrorStateTracker,
@@ -37,11 +38,23 @@ export class ReadAnswers {
   async context(): Promise<RenderContext> {
     const state = this.settings.strict ? await this.tracker.verified() : this.tracker.current;
     const now = this.clock();
-    return {
+    const { staleAfterMs } = this.settings;
+    // The context changes only with the state or when a resource crosses the staleness threshold: the
+    // last one is reused while neither happened (no Date formatting, no new objects per request).
+    const last = this.last;
+    if (
+      last?.state === state &&
+      last.events.stale === isStale(state.eventsAsOf, now, staleAfterMs) &&
+      last.listings.stale === isStale(state.listingsAsOf, now, staleAfterMs)
+    ) {
+      return last;
+    }
+    this.last = {
       state,
-      events: freshness(state.eventsAsOf, now, this.settings.staleAfterMs),
-      listings: freshness(state.listingsAsOf, now, this.settings.staleAfterMs),
+      events: freshness(state.eventsAsOf, now, staleAfterMs),
+      listings: freshness(state.listingsAsOf, now, staleAfterMs),
     };
+    return this.last;
   }
 
   /** The answer of `key` (which must identify the query completely), from the cache or rendered now. */
