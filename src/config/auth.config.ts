@@ -12,9 +12,10 @@ export const DEVELOPMENT_API_KEY_PEPPER = 'ticket-resale-bff-development-pepper-
 const API_KEY_SHAPE = /^trb_live_[0-9A-Za-z]{43}_[0-9A-Za-z]{6}$/;
 
 /**
- * Largest accepted per-window request budget. The in-memory throttler store keeps one timestamp per hit
- * and fails with a RangeError past about 120,000 hits in one window, which would fail every request of
- * that client; larger budgets need a shorter RATE_LIMIT_WINDOW_MS.
+ * Largest accepted per-window request budget. The in-memory sliding-window store (auth/
+ * sliding-window.storage.ts) keeps one 8-byte expiry per counted hit per client, so this bounds it at
+ * 800 KB per client; larger rates need a shorter RATE_LIMIT_WINDOW_MS. (The stock store it replaced threw
+ * a RangeError past about 120,000 hits in one window.)
  */
 const MAX_RATE_LIMIT = 100_000;
 
