@@ -103,6 +103,12 @@ export function mapListing(item: ActiveListing): Mapped<ListingRow> {
   };
 }
 
+/** One upstream page's rows and the (database-clock) time the read that produced it started. */
+export interface PageRows<T> {
+  rows: readonly T[];
+  observedAt: Date;
+}
+
 export interface MappedPage<T> {
   /** One row per key (a key repeated within the page keeps its last occurrence). */
   rows: T[];

@@ -7,10 +7,11 @@ interface CopyConnection {
 }
 
 /**
- * `COPY … FROM STDIN` of one in-memory buffer (a page: memory stays bounded by the page) through pg's
- * Submittable interface, so no streaming package is needed. Resolves with the rows copied.
+ * `COPY … FROM STDIN` of in-memory text (one string, or several sent one after the other; memory stays
+ * bounded by what the caller holds) through pg's Submittable interface, so no streaming package is needed.
+ * Resolves with the rows copied.
  */
-export function copyFrom(client: PoolClient, sql: string, data: string): Promise<number> {
+export function copyFrom(client: PoolClient, sql: string, data: string | readonly string[]): Promise<number> {
   return new Promise((resolve, reject) => {
     let rows = 0;
     let failed = false;
@@ -19,7 +20,9 @@ export function copyFrom(client: PoolClient, sql: string, data: string): Promise
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        connection.sendCopyFromChunk(Buffer.from(data, 'utf8'));
+        for (const chunk of typeof data === 'string' ? [data] : data) {
+          connection.sendCopyFromChunk(Buffer.from(chunk, 'utf8'));
+        }
         connection.endCopyFrom();
       },
       handleCommandComplete(message: { text?: string }): void {
