@@ -53,7 +53,15 @@ export function parseI64(value: unknown): bigint | null {
  * strings (UnsafeJsonInteger.toJSON). Null when PostgreSQL's jsonb cannot hold it (a \u0000 in a string).
  */
 function rawText(raw: Record<string, unknown>, ids: Record<string, string>): string | null {
-  const text = JSON.stringify({ ...raw, ...ids });
+  // Usually every id already arrived as its decimal string: no copy of the item needed then.
+  let same = true;
+  for (const key in ids) {
+    if (raw[key] !== ids[key]) {
+      same = false;
+      break;
+    }
+  }
+  const text = JSON.stringify(same ? raw : { ...raw, ...ids });
   return text.includes('\\u0000') ? null : text;
 }
 
