@@ -254,6 +254,8 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
   const db = await database();
   const sandbox = await spawnSandbox(listings);
   const pool = new Pool({ connectionString: db.url, max: 4 });
+  // Idle clients are terminated when the cluster stops at the end; that must not hide the run's own error.
+  pool.on('error', () => undefined);
   const upstream = new UpstreamClient({
     baseUrl: sandbox.url,
     apiKey: sandbox.apiKey,

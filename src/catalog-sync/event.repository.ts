@@ -6,6 +6,11 @@ export class EventBatch {
   readonly pages: PageRows<EventRow>[] = [];
   rows = 0;
 
+  reset(): void {
+    this.pages.length = 0;
+    this.rows = 0;
+  }
+
   /** Always accepts: each page is its own statement, so keys may repeat across pages. */
   add(rows: readonly EventRow[], observedAt: Date): boolean {
     this.pages.push({ rows, observedAt });

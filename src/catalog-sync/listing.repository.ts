@@ -4,34 +4,54 @@ import { copyFrom, copyText } from './pg-copy';
 import { numericArray, textArray, type Sql } from './sql';
 
 /**
- * Listing rows waiting for one write, kept as their COPY text (one chunk per page) and their keys only, so a
- * batch costs about its text in memory. A page whose key is already in the batch is refused (the caller
- * writes the batch first): one merge statement cannot touch a row twice.
+ * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
+ * only: no large string is built (a page's text as one string lands in V8's large-object space, which only
+ * a full GC frees). A batch can be reset and refilled once written, reusing its buffer. A page whose key is
+ * already in the batch is refused (the caller writes the batch first): one merge cannot touch a row twice.
  */
 export class ListingBatch {
-  readonly chunks: string[] = [];
+  private buf = Buffer.allocUnsafe(0);
+  private length = 0;
   private readonly keys = new Set<string>();
 
   get rows(): number {
     return this.keys.size;
   }
 
+  /** The COPY text written so far (a view of the batch's buffer: valid until the next reset). */
+  get data(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+
+  reset(): void {
+    this.length = 0;
+    this.keys.clear();
+  }
+
   /** Adds a page's rows (one row per key, as mapPage gives them); false, adding nothing, on a repeated key. */
   add(rows: readonly ListingRow[], observedAt: Date): boolean {
-    const end = `\t${observedAt.toISOString()}\n`;
-    const added: string[] = [];
-    let text = '';
+    const keys: string[] = [];
     for (const r of rows) {
-      const e = r.eventId.toString();
-      const t = r.ticketId.toString();
-      const key = `${e}:${t}`;
+      const key = `${r.eventId}:${r.ticketId}`;
       if (this.keys.has(key)) return false;
-      added.push(key);
-      text += `${e}\t${t}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyText(r.raw)}${end}`;
+      keys.push(key);
     }
-    for (const key of added) this.keys.add(key);
-    if (text.length > 0) this.chunks.push(text);
+    const end = `\t${observedAt.toISOString()}\n`;
+    for (const r of rows) {
+      const line = `${r.eventId}\t${r.ticketId}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyText(r.raw)}${end}`;
+      // At most 3 UTF-8 bytes per UTF-16 code unit.
+      this.ensure(line.length * 3);
+      this.length += this.buf.write(line, this.length, 'utf8');
+    }
+    for (const key of keys) this.keys.add(key);
     return true;
+  }
+
+  private ensure(bytes: number): void {
+    if (this.length + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.length + bytes, this.buf.length * 2, 65_536));
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
   }
 }
 
@@ -79,7 +99,7 @@ export class ListingRepository {
   async writeBatch(db: PoolClient, batch: ListingBatch, passId: string): Promise<number> {
     if (batch.rows === 0) return 0;
     await db.query(`TRUNCATE sync_stage_listings`);
-    await copyFrom(db, 'COPY sync_stage_listings FROM STDIN', batch.chunks);
+    await copyFrom(db, 'COPY sync_stage_listings FROM STDIN', batch.data);
     // The content check is a scalar subquery (one primary-key probe per staged row) rather than a join, so
     // the planner cannot pick a hash join over the whole mirror for a staging table it has no statistics on.
     const { rows: result } = await db.query<{ written: number }>(

@@ -7,11 +7,11 @@ interface CopyConnection {
 }
 
 /**
- * `COPY … FROM STDIN` of in-memory text (one string, or several sent one after the other; memory stays
- * bounded by what the caller holds) through pg's Submittable interface, so no streaming package is needed.
- * Resolves with the rows copied.
+ * `COPY … FROM STDIN` of in-memory text (a string, or UTF-8 bytes, which pg copies into its own message
+ * buffer at once, so the caller may reuse them after this resolves) through pg's Submittable interface, so
+ * no streaming package is needed. Resolves with the rows copied.
  */
-export function copyFrom(client: PoolClient, sql: string, data: string | readonly string[]): Promise<number> {
+export function copyFrom(client: PoolClient, sql: string, data: string | Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     let rows = 0;
     let failed = false;
@@ -20,9 +20,7 @@ export function copyFrom(client: PoolClient, sql: string, data: string | readonl
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        for (const chunk of typeof data === 'string' ? [data] : data) {
-          connection.sendCopyFromChunk(Buffer.from(chunk, 'utf8'));
-        }
+        connection.sendCopyFromChunk(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
         connection.endCopyFrom();
       },
       handleCommandComplete(message: { text?: string }): void {

@@ -168,8 +168,17 @@ async function runPass(
     skipped: Partial<Record<SkipReason, number>>;
     startedAt: number;
   }
+  /** Two batches' row holders, used in turn: one filled while the other is written (buffers reused). */
+  const holders: (EventBatch | ListingBatch)[] = isEvents
+    ? [new EventBatch(), new EventBatch()]
+    : [new ListingBatch(), new ListingBatch()];
+  let turn = 0;
   const newBatch = (): Batch => ({
-    data: isEvents ? new EventBatch() : new ListingBatch(),
+    data: (() => {
+      const holder = holders[turn++ % 2];
+      holder.reset();
+      return holder;
+    })(),
     pageCount: 0,
     items: 0,
     skippedCount: 0,
