@@ -26,6 +26,7 @@ import type { BenchReport } from './report';
 
 const PAGE_SIZE = 1000;
 const fmt = (n: number): string => Math.round(n).toLocaleString('en');
+const mb = (n: number): string => (n / 1048576).toFixed(0);
 
 /** The standalone sandbox as its own process, so its dataset does not count in the sync's RSS. */
 async function spawnSandbox(listings: number): Promise<{ child: ChildProcess; url: string; apiKey: string }> {
@@ -87,10 +88,13 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
 async function syncPass(
   pool: Pool,
   upstream: UpstreamClient,
-): Promise<{ pass: SyncPassRecord; seconds: number; peakRssMb: number; stages: string }> {
+): Promise<{ pass: SyncPassRecord; seconds: number; peakRssMb: number; stages: string; memory: string }> {
   const config = Object.assign(new SyncConfig(), {
     SYNC_PAGE_SIZE: PAGE_SIZE,
     SYNC_PROGRESS_LOG_MS: 600_000,
+    ...(process.env.BENCH_SYNC_BATCH_ROWS
+      ? { SYNC_WRITE_BATCH_ROWS: Number(process.env.BENCH_SYNC_BATCH_ROWS) }
+      : {}),
   });
   let stages = '';
   const quiet = {
@@ -102,8 +106,16 @@ async function syncPass(
     error: (o: object, m: string) => console.error(m, o),
   };
   (globalThis as { gc?: () => void }).gc?.();
-  let peak = process.memoryUsage().rss;
-  const sampler = setInterval(() => (peak = Math.max(peak, process.memoryUsage().rss)), 50);
+  const before = process.memoryUsage();
+  let peak = before.rss;
+  let peakHeap = before.heapTotal;
+  let peakExternal = before.external + before.arrayBuffers;
+  const sampler = setInterval(() => {
+    const m = process.memoryUsage();
+    peak = Math.max(peak, m.rss);
+    peakHeap = Math.max(peakHeap, m.heapTotal);
+    peakExternal = Math.max(peakExternal, m.external + m.arrayBuffers);
+  }, 50);
   const started = process.hrtime.bigint();
   const result = await startPass(
     {
@@ -127,7 +139,8 @@ async function syncPass(
   clearInterval(sampler);
   peak = Math.max(peak, process.memoryUsage().rss);
   if (pass.status !== 'completed') throw new Error(`sync pass ${pass.status}: ${pass.error}`);
-  return { pass, seconds, peakRssMb: peak / 1024 / 1024, stages };
+  const memory = `rss ${mb(before.rss)} before → ${mb(peak)} peak; V8 heap ${mb(before.heapTotal)} → ${mb(peakHeap)}; external ${mb(peakExternal)}`;
+  return { pass, seconds, peakRssMb: peak / 1024 / 1024, stages, memory };
 }
 
 interface MirrorPage {
@@ -241,6 +254,8 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
   const db = await database();
   const sandbox = await spawnSandbox(listings);
   const pool = new Pool({ connectionString: db.url, max: 4 });
+  // Idle clients are terminated when the cluster stops at the end; that must not hide the run's own error.
+  pool.on('error', () => undefined);
   const upstream = new UpstreamClient({
     baseUrl: sandbox.url,
     apiKey: sandbox.apiKey,
@@ -309,6 +324,8 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],
         ['ratio sync (full, 10%/1%) / COPY baseline', (changedRate / copyRate).toFixed(2)],
         ['peak RSS of the syncing process MB', peakRss.toFixed(0)],
+        ['memory (empty pass)', empty.memory],
+        ['memory (full pass)', changed.memory],
         ['stage: sandbox (GET + JSON.parse) items/s', fmt(rawRate)],
         ['stage: bare server, same page bytes items/s', fmt(bareRate.itemsPerSecond)],
         ['stage ratio sandbox / bare server', (rawRate / bareRate.itemsPerSecond).toFixed(2)],

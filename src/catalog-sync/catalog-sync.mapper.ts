@@ -53,7 +53,15 @@ export function parseI64(value: unknown): bigint | null {
  * strings (UnsafeJsonInteger.toJSON). Null when PostgreSQL's jsonb cannot hold it (a \u0000 in a string).
  */
 function rawText(raw: Record<string, unknown>, ids: Record<string, string>): string | null {
-  const text = JSON.stringify({ ...raw, ...ids });
+  // Usually every id already arrived as its decimal string: no copy of the item needed then.
+  let same = true;
+  for (const key in ids) {
+    if (raw[key] !== ids[key]) {
+      same = false;
+      break;
+    }
+  }
+  const text = JSON.stringify(same ? raw : { ...raw, ...ids });
   return text.includes('\\u0000') ? null : text;
 }
 
@@ -101,6 +109,12 @@ export function mapListing(item: ActiveListing): Mapped<ListingRow> {
       raw,
     },
   };
+}
+
+/** One upstream page's rows and the (database-clock) time the read that produced it started. */
+export interface PageRows<T> {
+  rows: readonly T[];
+  observedAt: Date;
 }
 
 export interface MappedPage<T> {

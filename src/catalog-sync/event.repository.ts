@@ -1,5 +1,23 @@
-import type { EventRow } from './catalog-sync.mapper';
+import type { EventRow, PageRows } from './catalog-sync.mapper';
 import { numericArray, textArray, type Sql } from './sql';
+
+/** Event rows waiting for one write (an events pass is small: kept as the mapped pages). */
+export class EventBatch {
+  readonly pages: PageRows<EventRow>[] = [];
+  rows = 0;
+
+  reset(): void {
+    this.pages.length = 0;
+    this.rows = 0;
+  }
+
+  /** Always accepts: each page is its own statement, so keys may repeat across pages. */
+  add(rows: readonly EventRow[], observedAt: Date): boolean {
+    this.pages.push({ rows, observedAt });
+    this.rows += rows.length;
+    return true;
+  }
+}
 
 /** The only code that writes `events` (same seen-keys and guard scheme as ListingRepository). */
 export class EventRepository {
@@ -10,6 +28,13 @@ export class EventRepository {
 
   async dropSeen(db: Sql): Promise<void> {
     await db.query(`DROP TABLE IF EXISTS pg_temp.sync_seen_events`);
+  }
+
+  /** Several pages in the caller's transaction, one statement per page (an events pass is small). */
+  async writeBatch(db: Sql, batch: EventBatch, passId: string): Promise<number> {
+    let written = 0;
+    for (const page of batch.pages) written += await this.upsertPage(db, page.rows, page.observedAt, passId);
+    return written;
   }
 
   async upsertPage(db: Sql, rows: readonly EventRow[], observedAt: Date, passId: string): Promise<number> {

@@ -1,46 +1,118 @@
+import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
-import { nullableBigintArray, numericArray, textArray, type Sql } from './sql';
+import { copyFrom, copyText } from './pg-copy';
+import { numericArray, textArray, type Sql } from './sql';
+
+/**
+ * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
+ * only: no large string is built (a page's text as one string lands in V8's large-object space, which only
+ * a full GC frees). A batch can be reset and refilled once written, reusing its buffer. A page whose key is
+ * already in the batch is refused (the caller writes the batch first): one merge cannot touch a row twice.
+ */
+export class ListingBatch {
+  private buf = Buffer.allocUnsafe(0);
+  private length = 0;
+  private readonly keys = new Set<string>();
+
+  get rows(): number {
+    return this.keys.size;
+  }
+
+  /** The COPY text written so far (a view of the batch's buffer: valid until the next reset). */
+  get data(): Buffer {
+    return this.buf.subarray(0, this.length);
+  }
+
+  reset(): void {
+    this.length = 0;
+    this.keys.clear();
+  }
+
+  /** Adds a page's rows (one row per key, as mapPage gives them); false, adding nothing, on a repeated key. */
+  add(rows: readonly ListingRow[], observedAt: Date): boolean {
+    const keys: string[] = [];
+    for (const r of rows) {
+      const key = `${r.eventId}:${r.ticketId}`;
+      if (this.keys.has(key)) return false;
+      keys.push(key);
+    }
+    const end = `\t${observedAt.toISOString()}\n`;
+    for (const r of rows) {
+      const line = `${r.eventId}\t${r.ticketId}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyText(r.raw)}${end}`;
+      // At most 3 UTF-8 bytes per UTF-16 code unit.
+      this.ensure(line.length * 3);
+      this.length += this.buf.write(line, this.length, 'utf8');
+    }
+    for (const key of keys) this.keys.add(key);
+    return true;
+  }
+
+  private ensure(bytes: number): void {
+    if (this.length + bytes <= this.buf.length) return;
+    const next = Buffer.allocUnsafe(Math.max(this.length + bytes, this.buf.length * 2, 65_536));
+    this.buf.copy(next, 0, 0, this.length);
+    this.buf = next;
+  }
+}
 
 /**
  * The only code that writes `listings` (the read API reads it through CatalogMirrorService). Writes run on
  * a pass's own connection: the keys a pass has seen go to a session-local TEMP table, never to the
- * listings rows, so a pass over an unchanged catalog writes nothing to `listings`.
+ * listings rows, so a pass over an unchanged catalog writes nothing to `listings`. Rows reach PostgreSQL
+ * through `COPY` into a session-local staging table (`raw` parsed to jsonb once, by COPY), then one merge.
  */
 export class ListingRepository {
-  /** Creates (or empties) the pass's seen-keys table on its connection. */
+  /** Creates (or empties) the pass's seen-keys table and its staging table on its connection. */
   async prepareSeen(db: Sql): Promise<void> {
     await db.query(
       `CREATE TEMP TABLE IF NOT EXISTS sync_seen_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL)`,
     );
-    await db.query(`TRUNCATE sync_seen_listings`);
+    await db.query(
+      `CREATE TEMP TABLE IF NOT EXISTS sync_stage_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL,
+         ask_price_minor numeric NOT NULL, expires_at bigint, raw jsonb NOT NULL, observed_at timestamptz NOT NULL)`,
+    );
+    await db.query(`TRUNCATE sync_seen_listings, sync_stage_listings`);
   }
 
   async dropSeen(db: Sql): Promise<void> {
-    await db.query(`DROP TABLE IF EXISTS pg_temp.sync_seen_listings`);
+    await db.query(`DROP TABLE IF EXISTS pg_temp.sync_seen_listings, pg_temp.sync_stage_listings`);
+  }
+
+  /** One page: see writeBatch. */
+  async upsertPage(
+    db: PoolClient,
+    rows: readonly ListingRow[],
+    observedAt: Date,
+    passId: string,
+  ): Promise<number> {
+    const batch = new ListingBatch();
+    batch.add(rows, observedAt);
+    return this.writeBatch(db, batch, passId);
   }
 
   /**
-   * One page, one statement: records the keys as seen, then inserts new rows and rewrites only rows whose
-   * content differs or that were removed, and only where the stored state is not newer than this page
-   * (`observed_at`, the stale-write guard). Returns the rows written.
+   * Several pages, one COPY and one merge statement (run it inside the caller's transaction): records the
+   * keys as seen, then inserts new rows and rewrites only rows whose content differs or that were removed,
+   * and only where the stored state is not newer than the row's page (`observed_at`, the stale-write guard).
+   * Returns the rows written.
    */
-  async upsertPage(db: Sql, rows: readonly ListingRow[], observedAt: Date, passId: string): Promise<number> {
-    if (rows.length === 0) return 0;
+  async writeBatch(db: PoolClient, batch: ListingBatch, passId: string): Promise<number> {
+    if (batch.rows === 0) return 0;
+    await db.query(`TRUNCATE sync_stage_listings`);
+    await copyFrom(db, 'COPY sync_stage_listings FROM STDIN', batch.data);
+    // The content check is a scalar subquery (one primary-key probe per staged row) rather than a join, so
+    // the planner cannot pick a hash join over the whole mirror for a staging table it has no statistics on.
     const { rows: result } = await db.query<{ written: number }>(
-      `WITH page AS (
-         SELECT * FROM unnest($1::numeric[], $2::numeric[], $3::numeric[], $4::bigint[], $5::text[])
-           AS p(event_id, ticket_id, ask_price_minor, expires_at, raw)
-       ), seen AS (
-         INSERT INTO sync_seen_listings (event_id, ticket_id) SELECT event_id, ticket_id FROM page
-       ), changed AS (
-         SELECT p.event_id, p.ticket_id, p.ask_price_minor, p.expires_at, p.raw::jsonb AS raw
-         FROM page p LEFT JOIN listings l ON l.event_id = p.event_id AND l.ticket_id = p.ticket_id
-         WHERE l.event_id IS NULL
-            OR (l.observed_at <= $6 AND (l.removed_at IS NOT NULL OR l.raw <> p.raw::jsonb))
+      `WITH seen AS (
+         INSERT INTO sync_seen_listings (event_id, ticket_id) SELECT event_id, ticket_id FROM sync_stage_listings
        ), written AS (
          INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
            last_seen_at, removed_at, observed_at, last_seen_pass)
-         SELECT event_id, ticket_id, ask_price_minor, expires_at, raw, now(), now(), NULL, $6, $7 FROM changed
+         SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw, now(), now(), NULL,
+           s.observed_at, $1
+         FROM sync_stage_listings s
+         WHERE (SELECT m.observed_at > s.observed_at OR (m.removed_at IS NULL AND m.raw = s.raw)
+                FROM listings m WHERE m.event_id = s.event_id AND m.ticket_id = s.ticket_id) IS NOT TRUE
          ON CONFLICT (event_id, ticket_id) DO UPDATE SET
            ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
            first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
@@ -50,15 +122,7 @@ export class ListingRepository {
          RETURNING 1
        )
        SELECT count(*)::int AS written FROM written`,
-      [
-        numericArray(rows.map((r) => r.eventId)),
-        numericArray(rows.map((r) => r.ticketId)),
-        numericArray(rows.map((r) => r.askPriceMinor)),
-        nullableBigintArray(rows.map((r) => r.expiresAt)),
-        textArray(rows.map((r) => r.raw)),
-        observedAt,
-        passId,
-      ],
+      [passId],
     );
     return result[0]?.written ?? 0;
   }

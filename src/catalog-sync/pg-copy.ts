@@ -7,10 +7,11 @@ interface CopyConnection {
 }
 
 /**
- * `COPY … FROM STDIN` of one in-memory buffer (a page: memory stays bounded by the page) through pg's
- * Submittable interface, so no streaming package is needed. Resolves with the rows copied.
+ * `COPY … FROM STDIN` of in-memory text (a string, or UTF-8 bytes, which pg copies into its own message
+ * buffer at once, so the caller may reuse them after this resolves) through pg's Submittable interface, so
+ * no streaming package is needed. Resolves with the rows copied.
  */
-export function copyFrom(client: PoolClient, sql: string, data: string): Promise<number> {
+export function copyFrom(client: PoolClient, sql: string, data: string | Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     let rows = 0;
     let failed = false;
@@ -19,7 +20,7 @@ export function copyFrom(client: PoolClient, sql: string, data: string): Promise
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        connection.sendCopyFromChunk(Buffer.from(data, 'utf8'));
+        connection.sendCopyFromChunk(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
         connection.endCopyFrom();
       },
       handleCommandComplete(message: { text?: string }): void {

@@ -62,6 +62,7 @@ function toRecord(r: PassRow): SyncPassRecord {
 }
 
 export interface PageCounters {
+  pages: number;
   items: number;
   upserted: number;
   skipped: number;
@@ -90,11 +91,11 @@ export class SyncPassRepository {
   }
 
   /** Adds one page's counters (inside the page's transaction). */
-  async addPage(db: Sql, id: string, page: PageCounters): Promise<void> {
+  async addPages(db: Sql, id: string, written: PageCounters): Promise<void> {
     await db.query(
-      `UPDATE sync_passes SET pages = pages + 1, items = items + $2, upserted = upserted + $3,
-         skipped = skipped + $4 WHERE id = $1`,
-      [id, page.items, page.upserted, page.skipped],
+      `UPDATE sync_passes SET pages = pages + $2, items = items + $3, upserted = upserted + $4,
+         skipped = skipped + $5 WHERE id = $1`,
+      [id, written.pages, written.items, written.upserted, written.skipped],
     );
   }
 

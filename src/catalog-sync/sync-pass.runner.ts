@@ -3,19 +3,11 @@ import type { UpstreamClient } from '../upstream/upstream.client';
 import type { WalkPage } from '../upstream/upstream.types';
 import type { SyncConfig } from '../config/sync.config';
 import { LeaseLostError, PassCancelledError } from './catalog-sync.errors';
-import {
-  eventKey,
-  listingKey,
-  mapEvent,
-  mapListing,
-  mapPage,
-  type MappedPage,
-  type SkipReason,
-} from './catalog-sync.mapper';
+import { eventKey, listingKey, mapEvent, mapListing, mapPage, type SkipReason } from './catalog-sync.mapper';
 import type { SyncMetrics } from './catalog-sync.metrics';
-import type { EventRepository } from './event.repository';
+import { EventBatch, type EventRepository } from './event.repository';
 import type { JobLeaseRepository } from './job-lease.repository';
-import type { ListingRepository } from './listing.repository';
+import { ListingBatch, type ListingRepository } from './listing.repository';
 import type { MirrorGenerationRepository } from './mirror-generation.repository';
 import type { Sql } from './sql';
 import { HeldLease, leaseName } from './sync-lease';
@@ -53,6 +45,9 @@ export interface PassDeps {
 export type StartResult =
   | { started: true; pass: SyncPassRecord; done: Promise<SyncPassRecord>; cancel: () => void }
   | { started: false; runningPassId: string | null };
+
+/** A batch of pages is written at the latest this long after its first page arrived. */
+const WRITE_MAX_DELAY_MS = 1000;
 
 interface Outcome {
   status: 'completed' | 'failed' | 'cancelled';
@@ -164,31 +159,60 @@ async function runPass(
   const isEvents = plan.resource === 'events';
   const repo = isEvents ? deps.events : deps.listings;
 
-  const writePage = async (mapped: MappedPage<unknown>, itemCount: number, observedAt: Date) => {
+  /** Pages mapped but not written yet; written together once they hold SYNC_WRITE_BATCH_ROWS rows. */
+  interface Batch {
+    data: EventBatch | ListingBatch;
+    pageCount: number;
+    items: number;
+    skippedCount: number;
+    skipped: Partial<Record<SkipReason, number>>;
+    startedAt: number;
+  }
+  /** Two batches' row holders, used in turn: one filled while the other is written (buffers reused). */
+  const holders: (EventBatch | ListingBatch)[] = isEvents
+    ? [new EventBatch(), new EventBatch()]
+    : [new ListingBatch(), new ListingBatch()];
+  let turn = 0;
+  const newBatch = (): Batch => ({
+    data: (() => {
+      const holder = holders[turn++ % 2];
+      holder.reset();
+      return holder;
+    })(),
+    pageCount: 0,
+    items: 0,
+    skippedCount: 0,
+    skipped: {},
+    startedAt: Date.now(),
+  });
+
+  /** One transaction per batch: fencing check, the rows, the pass's counters, and the generation bump. */
+  const writeBatch = async (batch: Batch): Promise<void> => {
     const written = await inTransaction(client, async () => {
       if (!(await deps.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
       const count = isEvents
-        ? await deps.events.upsertPage(client, mapped.rows as never, observedAt, pass.id)
-        : await deps.listings.upsertPage(client, mapped.rows as never, observedAt, pass.id);
-      await deps.passes.addPage(client, pass.id, {
-        items: itemCount,
+        ? await deps.events.writeBatch(client, batch.data as EventBatch, pass.id)
+        : await deps.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
+      await deps.passes.addPages(client, pass.id, {
+        pages: batch.pageCount,
+        items: batch.items,
         upserted: count,
-        skipped: mapped.skippedCount,
+        skipped: batch.skippedCount,
       });
       if (count > 0) await deps.generation.bump(client);
       return count;
     });
-    totals.pages++;
-    totals.items += itemCount;
+    totals.pages += batch.pageCount;
+    totals.items += batch.items;
     totals.upserted += written;
-    totals.skipped += mapped.skippedCount;
-    metrics.pageWritten(plan.resource, itemCount, written, mapped.skippedCount);
-    for (const [reason, n] of Object.entries(mapped.skipped) as [SkipReason, number][]) {
+    totals.skipped += batch.skippedCount;
+    metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
+    for (const [reason, n] of Object.entries(batch.skipped) as [SkipReason, number][]) {
       skippedByReason[reason] = (skippedByReason[reason] ?? 0) + n;
     }
-    if (mapped.skippedCount > 0) {
+    if (batch.skippedCount > 0) {
       logger.warn(
-        { ...context, page: totals.pages, skipped: mapped.skipped },
+        { ...context, pages: totals.pages, skipped: batch.skipped },
         'sync skipped items without identifiers',
       );
     }
@@ -208,6 +232,26 @@ async function runPass(
     }
   };
 
+  let batch = newBatch();
+  /** The batch being written (at most one): the next one is mapped meanwhile. */
+  let inFlight: Promise<void> | null = null;
+  /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
+  const flush = async (): Promise<void> => {
+    const writeWaitStarted = performance.now();
+    if (inFlight !== null) await inFlight;
+    inFlight = null;
+    stages.writeMs += performance.now() - writeWaitStarted;
+    if (batch.pageCount === 0) return;
+    const full = batch;
+    batch = newBatch();
+    inFlight = writeBatch(full);
+    inFlight.catch(() => undefined);
+  };
+  const drain = async (): Promise<void> => {
+    await flush();
+    await flush();
+  };
+
   try {
     await repo.prepareSeen(client);
     const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
@@ -222,7 +266,15 @@ async function runPass(
     try {
       for (;;) {
         const waitStarted = performance.now();
-        const step = await next;
+        let step: IteratorResult<WalkPage<unknown>, void>;
+        try {
+          step = await next;
+        } catch (error) {
+          // The upstream failed the walk: what was read before still gets written (the pass fails and
+          // sweeps nothing either way).
+          if (!lease.signal.aborted) await drain().catch(() => undefined);
+          throw error;
+        }
         stages.waitMs += performance.now() - waitStarted;
         if (step.done) break;
         const pageObservedAt = observedAt;
@@ -235,13 +287,33 @@ async function runPass(
         const mapped = isEvents
           ? mapPage(step.value.items as never, mapEvent, eventKey)
           : mapPage(step.value.items as never, mapListing, listingKey);
-        const writeStarted = performance.now();
-        stages.mapMs += writeStarted - mapStarted;
-        await writePage(mapped, step.value.items.length, pageObservedAt);
-        stages.writeMs += performance.now() - writeStarted;
+        const added = batch.data.add(mapped.rows as never[], pageObservedAt);
+        stages.mapMs += performance.now() - mapStarted;
+        if (!added) {
+          // A key of this page is already in the batch: write the batch first, start a new one with it.
+          await flush();
+          if (!batch.data.add(mapped.rows as never[], pageObservedAt))
+            throw new Error('page keys not unique');
+        }
+        batch.pageCount++;
+        batch.items += step.value.items.length;
+        batch.skippedCount += mapped.skippedCount;
+        for (const [reason, n] of Object.entries(mapped.skipped) as [SkipReason, number][]) {
+          batch.skipped[reason] = (batch.skipped[reason] ?? 0) + n;
+        }
+        // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
+        // still sees its pages written within about a second).
+        if (
+          batch.data.rows >= config.SYNC_WRITE_BATCH_ROWS ||
+          Date.now() - batch.startedAt >= WRITE_MAX_DELAY_MS
+        ) {
+          await flush();
+        }
       }
+      await drain();
     } catch (error) {
       lease.abort(error instanceof Error ? error : new Error(String(error)));
+      if (inFlight !== null) await inFlight.catch(() => undefined);
       await walk.return(undefined).catch(() => undefined);
       throw lease.signal.reason instanceof LeaseLostError || lease.signal.reason instanceof PassCancelledError
         ? lease.signal.reason

@@ -33,6 +33,13 @@ export class SyncConfig {
   @EnvInt(1, 1000)
   SYNC_PAGE_SIZE = 1000;
 
+  /**
+   * Rows written per database transaction of a pass: consecutive pages are mapped into one batch (one COPY
+   * and one merge) while the previous batch is written. Bounds the pass's memory with the page size.
+   */
+  @EnvInt(1, 100_000)
+  SYNC_WRITE_BATCH_ROWS = 5000;
+
   /** A resource whose last complete pass is older than this is reported stale (degraded) in readiness. */
   @EnvInt(1000, 30 * DAY_MS)
   SYNC_STALE_AFTER_MS = 900_000;

@@ -3,7 +3,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'v
 import { mapListing, type ListingRow } from '../../src/catalog-sync/catalog-sync.mapper';
 import { EventRepository } from '../../src/catalog-sync/event.repository';
 import { JobLeaseRepository } from '../../src/catalog-sync/job-lease.repository';
-import { ListingRepository } from '../../src/catalog-sync/listing.repository';
+import { ListingBatch, ListingRepository } from '../../src/catalog-sync/listing.repository';
 import { MirrorGenerationRepository } from '../../src/catalog-sync/mirror-generation.repository';
 import { SyncPassRepository } from '../../src/catalog-sync/sync-pass.repository';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
@@ -114,8 +114,8 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
     expect((await row(U64_MAX, U64_MAX))?.raw).toMatchObject({ event_id: U64_MAX.toString() });
   });
 
-  it('hand-built array literals keep any text exactly (quotes, backslashes, braces, commas, unicode)', async () => {
-    const tricky = 'a"b\\c{d},e NULL \'f\' 🎫 \\u0041 "\\"';
+  it('COPY text keeps any text exactly (quotes, backslashes, tabs, newlines, braces, commas, unicode)', async () => {
+    const tricky = 'a"b\\c{d},e NULL \'f\' 🎫 \\u0041 "\\" \t\n\r \\N end';
     await listings.upsertPage(
       db,
       [listing(2n, 1n, 1n, { note: tricky, nested: { list: [tricky, 'x'] } })],
@@ -131,6 +131,34 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
     expect((await row(3n, 1n))?.price).toBe('500');
     expect(await listings.upsertPage(db, [listing(3n, 1n, 600n)], at(11), '3')).toBe(1);
     expect((await row(3n, 1n))?.price).toBe('600');
+  });
+
+  it('a batch of pages: one COPY + merge, per-page stale-write guard, a repeated key refused', async () => {
+    await listings.upsertPage(db, [listing(8n, 1n, 100n)], at(10), '1');
+    await listings.upsertPage(db, [listing(8n, 2n, 100n)], at(1), '1');
+    // Older than what 8:1 holds: not written. 8:3 is new; 8:2 comes again on the next page, which the batch
+    // refuses (a merge cannot touch a row twice): the runner writes the batch and starts a new one with it.
+    const batch = new ListingBatch();
+    expect(batch.add([listing(8n, 1n, 50n), listing(8n, 3n, 1n), listing(8n, 2n, 200n)], at(5))).toBe(true);
+    expect(batch.add([listing(8n, 2n, 300n), listing(8n, 4n, 1n)], at(12))).toBe(false);
+    expect(batch.add([listing(8n, 4n, 1n)], at(12))).toBe(true);
+    expect(batch.add([], at(13))).toBe(true);
+    expect(batch.rows).toBe(4);
+    const written = await listings.writeBatch(db, batch, '2');
+    expect(written).toBe(3);
+    expect((await row(8n, 1n))?.price).toBe('100');
+    expect((await row(8n, 2n))?.price).toBe('200');
+    const observed = await db.query<{ t: string; observed_at: Date }>(
+      `SELECT ticket_id::text AS t, observed_at FROM listings WHERE event_id = 8 ORDER BY ticket_id`,
+    );
+    expect(observed.rows.map((r) => [r.t, r.observed_at.toISOString()])).toEqual([
+      ['1', at(10).toISOString()],
+      ['2', at(5).toISOString()],
+      ['3', at(5).toISOString()],
+      ['4', at(12).toISOString()],
+    ]);
+    // Every key of the batch counts as seen (8:1 too: the upstream has it, only its data was older).
+    expect(await listings.sweep(db, at(20), '2', 8n)).toBe(0);
   });
 
   it('the sweep of a completed pass removes unseen rows only, keeps rows observed since it started, revives', async () => {

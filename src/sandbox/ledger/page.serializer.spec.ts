@@ -15,6 +15,13 @@ const CASES: { ticketId: bigint; price: bigint; expiresAt: bigint }[] = [
   { ticketId: SAFE, price: SAFE, expiresAt: SAFE },
   { ticketId: SAFE + 1n, price: SAFE + 1n, expiresAt: SAFE + 1n },
   { ticketId: U64_MAX, price: U64_MAX, expiresAt: 9_223_372_036_854_775_807n },
+  // Every digit count and both signs, through the digit-by-digit writer.
+  ...Array.from({ length: 16 }, (_, k) => ({
+    ticketId: 10n ** BigInt(k) + 2n,
+    price: 10n ** BigInt(k) - 1n,
+    expiresAt: -(10n ** BigInt(k)) + BigInt(k % 3),
+  })),
+  { ticketId: 0n, price: 0n, expiresAt: -SAFE },
 ];
 
 function ledgerWithCases(): { ledger: SandboxLedger; seqs: number[] } {
@@ -60,5 +67,36 @@ describe(serializeListings.name, () => {
     expect(text).toContain(`"expires_at":${SAFE}`);
     expect(text).toContain(`"expires_at":"${SAFE + 1n}"`);
     expect(text).toContain(`"ask_price_minor":"${U64_MAX}"`);
+    const items = JSON.parse(`[${text}]`) as Record<string, unknown>[];
+    const exact = (v: bigint): unknown => (v <= SAFE && v >= -SAFE ? Number(v) : `${v}`);
+    expect(items.map((i) => [i.ticket_id, i.ask_price_minor, i.expires_at])).toEqual(
+      CASES.map((c) => [exact(c.ticketId), exact(c.price), exact(c.expiresAt)]),
+    );
+  });
+
+  it('writes the item fields in contract order, extra field included under the fault', () => {
+    const { ledger, seqs } = ledgerWithCases();
+    const text = serializeListings(
+      ledger,
+      seqs.slice(0, 1),
+      { ...noFaults(), extraFields: true },
+      new SeededRandom('t'),
+    );
+    expect(Object.keys(JSON.parse(text) as object)).toEqual([
+      'event_id',
+      'ticket_id',
+      'ask_price_minor',
+      'seller',
+      'seller_payout',
+      'permit_version',
+      'royalty_destinations',
+      'ticket_type_config',
+      'stablecoin_mint',
+      'buyer_allow',
+      'listing_integrator_identity',
+      'listing_integrator_authority',
+      'expires_at',
+      'x_sandbox_extra',
+    ]);
   });
 });

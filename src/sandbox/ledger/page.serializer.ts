@@ -5,27 +5,33 @@ import { u64Json } from '../chain/u64.codec';
 
 const MAX_SAFE = Number.MAX_SAFE_INTEGER;
 
-/** u64Json for a value already known to be an exact number (|v| <= 2^53-1). */
-function numJson(value: number, asNumber: boolean): string {
-  return asNumber ? `${value}` : `"${value}"`;
-}
-
 const EXTRA = ',"x_sandbox_extra":{"note":"unknown field injected by a fault"}';
 
-/** Per-page cache of event-level JSON fragments, which repeat across the items of a page. */
+/** ASCII text as bytes, for the constant pieces of an item (copied with a JS loop, no string built). */
+function asciiBytes(text: string): Uint8Array {
+  return Uint8Array.from(text, (c) => c.charCodeAt(0));
+}
+
+/**
+ * Per-page cache of event-level JSON fragments as bytes (the quoted or bare event id, the royalty list),
+ * which repeat across the items of a page.
+ */
 class EventFragments {
-  private readonly cache = new Map<number, { id: string; royalty: string }>();
+  private readonly cache = new Map<number, { id: Uint8Array; royalty: Uint8Array }>();
   constructor(
     private readonly ledger: SandboxLedger,
     private readonly asNumber: boolean,
   ) {}
 
-  get(eventIdx: number): { id: string; royalty: string } {
+  get(eventIdx: number): { id: Uint8Array; royalty: Uint8Array } {
     let entry = this.cache.get(eventIdx);
     if (entry === undefined) {
       const event = this.ledger.events.get(eventIdx);
       const royalty = `[${event.royalty.map((r) => this.ledger.addresses.quoted(r)).join(',')}]`;
-      entry = { id: u64Json(event.eventId, this.asNumber), royalty };
+      entry = {
+        id: Buffer.from(u64Json(event.eventId, this.asNumber), 'utf8'),
+        royalty: Buffer.from(royalty, 'utf8'),
+      };
       this.cache.set(eventIdx, entry);
     }
     return entry;
@@ -39,8 +45,9 @@ function nullPick(plan: FaultPlan, rng: SeededRandom): 0 | 1 | 2 {
 }
 
 /**
- * A growable byte buffer for one page. ascii() is for the ASCII pieces of an item (keys, numbers, ids,
- * base58 addresses); address-book entries are copied as their UTF-8 bytes.
+ * A growable byte buffer for one page. Every piece of an item is written as bytes: constant keys from
+ * pre-encoded arrays, numbers digit by digit, addresses from the address book's byte table. No per-item
+ * string is built (building and flattening them was most of the serializer's time and garbage).
  */
 class PageBytes {
   buf: Buffer;
@@ -56,7 +63,7 @@ class PageBytes {
     this.buf = next;
   }
 
-  /** A JS loop beats a native write call for the short pieces of an item. */
+  /** ASCII text (rare pieces: values past 2^53, envelopes). */
   ascii(text: string): void {
     const buf = this.buf;
     let pos = this.pos;
@@ -64,10 +71,61 @@ class PageBytes {
     this.pos = pos;
   }
 
+  /** A JS loop beats a native copy call for the short pieces of an item. */
+  raw(bytes: Uint8Array): void {
+    const buf = this.buf;
+    let pos = this.pos;
+    for (let i = 0; i < bytes.length; i++) buf[pos++] = bytes[i];
+    this.pos = pos;
+  }
+
+  /** An integer with |value| <= 2^53-1, in decimal, quoted unless `bare`. */
+  int(value: number, bare: boolean): void {
+    const buf = this.buf;
+    let pos = this.pos;
+    if (!bare) buf[pos++] = QUOTE;
+    let v = value;
+    if (v < 0) {
+      buf[pos++] = MINUS;
+      v = -v;
+    }
+    let digits = 1;
+    for (let p = 10; p <= v; p *= 10) digits++;
+    pos += digits;
+    let at = pos;
+    do {
+      const q = Math.floor(v / 10);
+      buf[--at] = 0x30 + (v - q * 10);
+      v = q;
+    } while (v > 0);
+    if (!bare) buf[pos++] = QUOTE;
+    this.pos = pos;
+  }
+
   bytes(): Buffer {
     return this.buf.subarray(0, this.pos);
   }
 }
+
+const QUOTE = 0x22;
+const MINUS = 0x2d;
+const K_FIRST = asciiBytes('{"event_id":');
+const K_NEXT = asciiBytes(',{"event_id":');
+const K_NULL = asciiBytes('null');
+const K_TICKET = asciiBytes(',"ticket_id":');
+const K_PRICE = asciiBytes(',"ask_price_minor":');
+const K_SELLER = asciiBytes(',"seller":');
+const K_PAYOUT = asciiBytes(',"seller_payout":');
+const K_PERMIT = asciiBytes(',"permit_version":');
+const K_ROYALTY = asciiBytes(',"royalty_destinations":');
+const K_TYPE = asciiBytes(',"ticket_type_config":');
+const K_MINT = asciiBytes(',"stablecoin_mint":');
+const K_ALLOW = asciiBytes(',"buyer_allow":');
+const K_IDENTITY = asciiBytes(',"listing_integrator_identity":');
+const K_AUTHORITY = asciiBytes(',"listing_integrator_authority":');
+const K_EXPIRES = asciiBytes(',"expires_at":');
+const K_EXTRA = asciiBytes(EXTRA);
+const K_END = asciiBytes('}');
 
 /** Upper bound of one item's bytes besides its addresses and royalty list: 4 numbers, keys, extras. */
 const ITEM_BYTES = 1024;
@@ -89,8 +147,8 @@ function writeListings(
   const t = ledger.tickets;
   const asNumber = plan.u64AsNumber;
   const events = new EventFragments(ledger, asNumber);
-  const mint = a.quoted(ledger.stablecoinMint);
-  const extra = plan.extraFields ? EXTRA : '';
+  const mint = Buffer.from(a.quoted(ledger.stablecoinMint), 'utf8');
+  const extra = plan.extraFields;
   for (let i = 0; i < seqs.length; i++) {
     const s = seqs[i];
     const ev = events.get(l.eventIdx[s]);
@@ -101,33 +159,40 @@ function writeListings(
     const priceNum = l.askPriceNum[s];
     const permitNum = l.permitVersionNum[s];
     const expiresNum = l.expiresAtSec[s];
-    const ticketId =
-      blank === 2
-        ? 'null'
-        : ticketNum >= 0
-          ? numJson(ticketNum, asNumber)
-          : u64Json(t.ticketId[ticket], asNumber);
-    const price = priceNum >= 0 ? numJson(priceNum, asNumber) : u64Json(l.askPriceMinor[s], asNumber);
-    out.ensure(ITEM_BYTES + 8 * a.maxQuotedBytes + ev.royalty.length);
-    out.ascii(
-      `${i === 0 ? '' : ','}{"event_id":${blank === 1 ? 'null' : ev.id},"ticket_id":${ticketId}` +
-        `,"ask_price_minor":${price},"seller":`,
-    );
+    out.ensure(ITEM_BYTES + 8 * a.maxQuotedBytes + ev.royalty.length + mint.length);
+    out.raw(i === 0 ? K_FIRST : K_NEXT);
+    out.raw(blank === 1 ? K_NULL : ev.id);
+    out.raw(K_TICKET);
+    if (blank === 2) out.raw(K_NULL);
+    else if (ticketNum >= 0) out.int(ticketNum, asNumber);
+    else out.ascii(u64Json(t.ticketId[ticket], asNumber));
+    out.raw(K_PRICE);
+    if (priceNum >= 0) out.int(priceNum, asNumber);
+    else out.ascii(u64Json(l.askPriceMinor[s], asNumber));
+    out.raw(K_SELLER);
     out.pos = a.writeQuoted(l.seller[s], out.buf, out.pos);
-    out.ascii(',"seller_payout":');
+    out.raw(K_PAYOUT);
     out.pos = a.writeQuoted(l.sellerPayout[s], out.buf, out.pos);
-    const permit = permitNum >= 0 ? numJson(permitNum, asNumber) : u64Json(l.permitVersion[s], asNumber);
-    out.ascii(`,"permit_version":${permit},"royalty_destinations":${ev.royalty},"ticket_type_config":`);
+    out.raw(K_PERMIT);
+    if (permitNum >= 0) out.int(permitNum, asNumber);
+    else out.ascii(u64Json(l.permitVersion[s], asNumber));
+    out.raw(K_ROYALTY);
+    out.raw(ev.royalty);
+    out.raw(K_TYPE);
     out.pos = a.writeQuoted(l.ticketTypeConfig[s], out.buf, out.pos);
-    out.ascii(`,"stablecoin_mint":${mint},"buyer_allow":`);
+    out.raw(K_MINT);
+    out.raw(mint);
+    out.raw(K_ALLOW);
     out.pos = a.writeQuoted(l.buyerAllow[s], out.buf, out.pos);
-    out.ascii(',"listing_integrator_identity":');
+    out.raw(K_IDENTITY);
     out.pos = a.writeQuoted(l.integratorIdentity[s], out.buf, out.pos);
-    out.ascii(',"listing_integrator_authority":');
+    out.raw(K_AUTHORITY);
     out.pos = a.writeQuoted(l.integratorAuthority[s], out.buf, out.pos);
-    const expires =
-      Math.abs(expiresNum) <= MAX_SAFE ? numJson(expiresNum, asNumber) : u64Json(l.expiresAt[s], asNumber);
-    out.ascii(`,"expires_at":${expires}${extra}}`);
+    out.raw(K_EXPIRES);
+    if (Math.abs(expiresNum) <= MAX_SAFE) out.int(expiresNum, asNumber);
+    else out.ascii(u64Json(l.expiresAt[s], asNumber));
+    if (extra) out.raw(K_EXTRA);
+    out.raw(K_END);
   }
 }
 
