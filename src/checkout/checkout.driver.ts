@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
@@ -13,7 +14,7 @@ import { CheckoutMetrics } from './checkout.metrics';
 import type { OrderFailureCode } from './checkout.errors';
 import { armCrashPoints, crashPoint, type CrashPointName } from './crash-points';
 import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
-import { OrderRepository, type OrderPatch } from './order.repository';
+import { OrderRepository, type AuditStep, type OrderPatch } from './order.repository';
 import { interpretPurchaseStatus } from './purchase-status';
 
 /** After-final handler name the order's ledger transactions carry: wakes the order at once. */
@@ -23,9 +24,19 @@ export const CHECKOUT_ON_FINAL = 'checkout.order';
 const MAX_STEPS_PER_DRIVE = 16;
 /** Refresh of the mirror after a confirmed order: tries before giving up on it (the order stays confirmed). */
 const MAX_REFRESH_TRIES = 5;
+/** Status polls one drive makes before handing the order back (a safety bound; time bounds it first). */
+const MAX_POLLS_PER_DRIVE = 100_000;
 
 type TxRecord = Awaited<ReturnType<TransactionsService['sign']>>['record'];
 type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
+
+/** What one drive carries from step to step in memory (never needed after a crash: the rows say it all). */
+interface DriveContext {
+  /** The order's ledger transaction as the last step left it (saves re-reading it). */
+  record: TxRecord | null;
+  /** When to re-send for the status next: POLL after the previous answer, like any client polling. */
+  nextPollAt: number;
+}
 
 /**
  * The checkout state machine (docs/checkout.md). A driver holds an order by lease and runs its steps from the
@@ -35,10 +46,13 @@ type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired'
  * and a purchase-status lookup before any new attempt.
  */
 @Injectable()
-export class CheckoutDriver {
+export class CheckoutDriver implements OnModuleDestroy {
   readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly repo: OrderRepository;
   private readonly logger = new Logger('Checkout');
+  /** Drives in progress on this replica (awaited on shutdown). */
+  private readonly active = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
 
   constructor(
     dataSource: DataSource,
@@ -59,6 +73,17 @@ export class CheckoutDriver {
     return this.transactions.upstreamKeyFor(order.clientId, this.transactionKey(order));
   }
 
+  /** Drives in progress on this replica. */
+  get activeDrives(): number {
+    return this.active.size;
+  }
+
+  /** Shutdown: tracking loops hand their orders back at once; waits for the drives in progress. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopping.abort();
+    await Promise.allSettled([...this.active]);
+  }
+
   /** Claims the order (if free) and drives it; never throws. */
   async wake(orderId: string): Promise<void> {
     try {
@@ -69,13 +94,21 @@ export class CheckoutDriver {
     }
   }
 
-  /** Runs steps of an order this replica holds until it waits, is final, or loses the lease. */
-  async drive(order: OrderEntity): Promise<void> {
+  /** Runs steps of an order this replica holds until it waits, is final, or loses the lease; never throws. */
+  drive(order: OrderEntity): Promise<void> {
+    const run = this.run(order);
+    this.active.add(run);
+    void run.finally(() => this.active.delete(run));
+    return run;
+  }
+
+  private async run(order: OrderEntity): Promise<void> {
     let current: OrderEntity | null = order;
+    const ctx: DriveContext = { record: null, nextPollAt: 0 };
     try {
       for (let i = 0; i < MAX_STEPS_PER_DRIVE && current; i++) {
         if (current.recoveryPoint === 'done') return;
-        current = await this.step(current);
+        current = await this.step(current, ctx);
       }
       if (current) await this.repo.release(current.id, this.instanceId, 0, null);
     } catch (error) {
@@ -88,12 +121,12 @@ export class CheckoutDriver {
   }
 
   /** One step from the recovery point: the committed order to continue with, or null (handed back/fenced). */
-  private step(order: OrderEntity): Promise<OrderEntity | null> {
+  private step(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     const steps: Record<OrderEntity['recoveryPoint'], (o: OrderEntity) => Promise<OrderEntity | null>> = {
       revalidate: (o) => this.revalidate(o),
-      sign: (o) => this.sign(o),
-      submit: (o) => this.submit(o),
-      track: (o) => this.track(o),
+      sign: (o) => this.sign(o, ctx),
+      submit: (o) => this.submit(o, ctx),
+      track: (o) => this.track(o, ctx),
       lookup: (o) => this.lookup(o),
       refresh: (o) => this.refresh(o),
       done: () => Promise.resolve(null),
@@ -141,15 +174,23 @@ export class CheckoutDriver {
         `The price changed from ${order.expectedPriceMinor} to ${outcome.currentPriceMinor} (minor units)`,
         { currentPriceMinor: outcome.currentPriceMinor },
       );
-    return this.commit(order, 'revalidated', {
-      state: 'revalidated',
-      recoveryPoint: 'sign',
-      batch: outcome.batch,
-      stablecoinDecimals: outcome.decimals,
-    });
+    // The revalidation's result and the attempt's upstream key in one commit, before the signing call.
+    return this.commit(
+      order,
+      ['revalidated', 'signing'],
+      {
+        state: 'signing',
+        recoveryPoint: 'sign',
+        batch: outcome.batch,
+        stablecoinDecimals: outcome.decimals,
+        upstreamIdempotencyKey: this.upstreamKey(order),
+      },
+      null,
+      [{ step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' }, { step: 'signing' }],
+    );
   }
 
-  private async sign(order: OrderEntity): Promise<OrderEntity | null> {
+  private async sign(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     let current: OrderEntity | null = order;
     if (order.state !== 'signing') {
       current = await this.commit(order, 'signing', {
@@ -179,6 +220,7 @@ export class CheckoutDriver {
       return this.retryLater(current, error);
     }
     crashPoint('after_sign');
+    ctx.record = record;
     return this.commit(current, 'signed', {
       state: 'signed',
       recoveryPoint: 'submit',
@@ -189,15 +231,15 @@ export class CheckoutDriver {
     });
   }
 
-  private async submit(order: OrderEntity): Promise<OrderEntity | null> {
+  private async submit(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
+    const stored = ctx.record ?? (await this.ledgerRecord(order));
     crashPoint('before_submit');
     let record: TxRecord;
     try {
-      ({ record } = await this.transactions.submit(
-        order.custodialTransactionId ?? '',
-        order.clientId,
-        order.requestId ?? undefined,
-      ));
+      ({ record } = await this.transactions.send(stored, {
+        requestId: order.requestId ?? undefined,
+        followUpMs: this.config.CHECKOUT_LEASE_MS,
+      }));
     } catch (error) {
       // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
@@ -210,44 +252,60 @@ export class CheckoutDriver {
       return this.retryLater(order, error);
     }
     crashPoint('after_submit');
+    ctx.record = record;
+    ctx.nextPollAt = Date.now() + this.config.CHECKOUT_TRACK_POLL_MS;
     const committed = await this.commit(order, 'submitted', {
       state: 'submitted',
       recoveryPoint: 'track',
       upstreamStatus: record.status,
     });
-    return (
-      committed && (record.finalAt ? this.onLedgerStatus(committed, record) : this.waitForLedger(committed))
-    );
+    return committed && (record.finalAt ? this.onLedgerStatus(committed, record) : committed);
   }
 
-  /** Reads the ledger transaction; not final yet → re-sends the same bytes (safe) to learn its status. */
-  private async track(order: OrderEntity): Promise<OrderEntity | null> {
+  /**
+   * Polls the status in process: re-sends the same bytes (safe) every CHECKOUT_TRACK_POLL_MS after the previous
+   * answer and finalizes as soon as the upstream says final. Bounded by half a lease (the last commit renewed
+   * it): then the order is handed back, due at once, for the worker of any replica to continue.
+   */
+  private async track(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
+    let record = ctx.record ?? (await this.ledgerRecord(order));
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    const handBackAt = Date.now() + Math.max(poll, this.config.CHECKOUT_LEASE_MS / 2);
+    for (let polls = 0; polls < MAX_POLLS_PER_DRIVE; polls++) {
+      if (record.finalAt) return this.onLedgerStatus(order, record);
+      const wait = Math.max(0, ctx.nextPollAt - Date.now());
+      if (Date.now() + wait >= handBackAt || this.stopping.signal.aborted) break;
+      if (wait > 0) await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (this.stopping.signal.aborted) break;
+      crashPoint('before_submit');
+      try {
+        ({ record } = await this.transactions.send(record, {
+          requestId: order.requestId ?? undefined,
+          followUpMs: this.config.CHECKOUT_LEASE_MS,
+        }));
+      } catch (error) {
+        if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+          return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
+        return this.retryLater(order, error);
+      }
+      crashPoint('after_submit');
+      ctx.record = record;
+      ctx.nextPollAt = Date.now() + poll;
+    }
+    return this.waitForLedger(order, 0);
+  }
+
+  private async ledgerRecord(order: OrderEntity): Promise<TxRecord> {
     const [stored] = await this.transactions.findByIds(
       order.transactionRecordId ? [order.transactionRecordId] : [],
     );
     if (!stored) throw new Error('order without its ledger transaction');
-    if (stored.finalAt) return this.onLedgerStatus(order, stored);
-    crashPoint('before_submit');
-    let record: TxRecord;
-    try {
-      ({ record } = await this.transactions.submit(
-        order.custodialTransactionId ?? '',
-        order.clientId,
-        order.requestId ?? undefined,
-      ));
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
-      return this.retryLater(order, error);
-    }
-    crashPoint('after_submit');
-    return record.finalAt ? this.onLedgerStatus(order, record) : this.waitForLedger(order);
+    return stored;
   }
 
-  private waitForLedger(order: OrderEntity): Promise<null> {
-    return this.repo
-      .release(order.id, this.instanceId, this.config.CHECKOUT_TRACK_POLL_MS, null)
-      .then(() => null);
+  /** Hands a tracked order back, due again in `delayMs` (the worker of any replica continues it). */
+  private waitForLedger(order: OrderEntity, delayMs: number): Promise<null> {
+    return this.repo.release(order.id, this.instanceId, delayMs, null).then(() => null);
   }
 
   /** A final submission status: only `confirmed` completes an order. */
@@ -271,7 +329,7 @@ export class CheckoutDriver {
         recoveryPoint: 'lookup',
         upstreamStatus: 'expired',
       });
-    return this.waitForLedger(order);
+    return this.waitForLedger(order, this.config.CHECKOUT_TRACK_POLL_MS);
   }
 
   /**
@@ -373,43 +431,49 @@ export class CheckoutDriver {
     });
   }
 
-  /** Commits a step (crash points around it), logs one line and observes final states. */
+  /**
+   * Commits a step (crash points around it; several steps may share one commit), logs one line per step and
+   * observes final states.
+   */
   private async commit(
     order: OrderEntity,
-    name: CommitName,
+    name: CommitName | CommitName[],
     patch: OrderPatch,
     detail: string | null = null,
-    step: string = patch.state ?? name,
+    steps: AuditStep[] | string = patch.state ?? (Array.isArray(name) ? name[0] : name),
   ): Promise<OrderEntity | null> {
-    crashPoint(`before_commit_${name}` as CrashPointName);
+    const names = Array.isArray(name) ? name : [name];
+    const audit = typeof steps === 'string' ? [{ step: steps }] : steps;
+    for (const n of names) crashPoint(`before_commit_${n}` as CrashPointName);
     const committed = await this.repo.commit(
       order.id,
       this.instanceId,
       { state: order.state, attempt: order.attempt },
       patch,
-      { step, detail, requestId: order.requestId },
+      { steps: audit, detail, requestId: order.requestId },
       this.config.CHECKOUT_LEASE_MS,
     );
-    crashPoint(`after_commit_${name}` as CrashPointName);
+    for (const n of names) crashPoint(`after_commit_${n}` as CrashPointName);
     if (!committed) {
       this.logger.warn(
-        { orderId: order.id, requestId: order.requestId, step },
+        { orderId: order.id, requestId: order.requestId, step: audit.map((a) => a.step).join('+') },
         'checkout step fenced out (lease lost)',
       );
       return null;
     }
-    this.logger.log(
-      {
-        orderId: committed.id,
-        requestId: committed.requestId,
-        step,
-        state: committed.state,
-        attempt: committed.attempt,
-        recoveryPoint: committed.recoveryPoint,
-        ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
-      },
-      'checkout step',
-    );
+    for (const a of audit)
+      this.logger.log(
+        {
+          orderId: committed.id,
+          requestId: committed.requestId,
+          step: a.step,
+          state: a.state ?? committed.state,
+          attempt: committed.attempt,
+          recoveryPoint: a.recoveryPoint ?? committed.recoveryPoint,
+          ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
+        },
+        'checkout step',
+      );
     if (!FINAL_ORDER_STATES.includes(order.state) && FINAL_ORDER_STATES.includes(committed.state))
       this.metrics.observeFinal(committed);
     return committed;

@@ -12,7 +12,12 @@ import { UpstreamError } from '../upstream/upstream.error';
 import type { InstructionBatch } from '../upstream/upstream.types';
 import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
-import type { LedgerTransactionEntity, TransactionEvent, WalletKind } from './ledger-transaction.entity';
+import {
+  isFinalStatus,
+  type LedgerTransactionEntity,
+  type TransactionEvent,
+  type WalletKind,
+} from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import {
   isDefiniteRejection,
@@ -156,6 +161,44 @@ export class TransactionsService {
   async submit(custodialTransactionId: string, clientId: string, requestId?: string): Promise<SubmitOutcome> {
     const record = await this.owned(custodialTransactionId, clientId);
     return this.submitRecord(record, null, requestId);
+  }
+
+  /**
+   * Submits, or re-sends, the stored bytes of a record the caller already holds (from `sign` or `findByIds`):
+   * for in-process callers that poll for the status (checkout). No re-read. The first submission is marked
+   * before it is sent, as `submit` does; a re-send whose answer changes nothing (the same non-final status) is
+   * not written; the tracker's own next look is `followUpMs` away (the caller polls until then, and if it dies
+   * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
+   */
+  async send(
+    record: TransactionRecord,
+    options: { requestId?: string; followUpMs?: number } = {},
+  ): Promise<SubmitOutcome> {
+    if (record.phase !== 'signed') throw TransactionErrors.notSigned();
+    if (record.finalAt) return { record: record as LedgerTransactionEntity, answered: true };
+    const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
+    let current = record as LedgerTransactionEntity;
+    if (!current.submittedAt || current.trackingStopped) {
+      const marked = await this.repo.markSubmitRequested(
+        current.id,
+        this.instanceId,
+        this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+        null,
+        followUpMs,
+      );
+      if (!marked) throw TransactionErrors.notSigned();
+      current = marked;
+    }
+    const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
+      nextDelayMs: followUpMs,
+      skipUnchanged: current.submitAttempts > 0,
+    });
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw new AppError(
+        'UPSTREAM_REJECTED',
+        `The upstream refused the submission: ${outcome.record.lastError}`,
+      );
+    return outcome;
   }
 
   /**
@@ -318,8 +361,9 @@ export class TransactionsService {
     record: LedgerTransactionEntity,
     actor: string,
     requestId?: string,
+    options: { nextDelayMs?: number; skipUnchanged?: boolean } = {},
   ): Promise<SubmitOutcome> {
-    const nextDelay = this.delayFor(record.submitAttempts + 1);
+    const nextDelay = options.nextDelayMs ?? this.delayFor(record.submitAttempts + 1);
     try {
       const result = await this.upstream.submitTransaction(
         {
@@ -328,6 +372,15 @@ export class TransactionsService {
         },
         { requestId },
       );
+      // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
+      if (
+        options.skipUnchanged &&
+        result.status === record.status &&
+        !isFinalStatus(result.status) &&
+        (result.failureReason ?? null) === (record.failureReason ?? null) &&
+        record.lastError === null
+      )
+        return { record, answered: true };
       const updated = await this.repo.recordSubmission(record.id, actor, result, nextDelay);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {
