@@ -81,7 +81,7 @@ export class CheckoutDriver implements OnModuleDestroy {
   /** Shutdown: tracking loops hand their orders back at once; waits for the drives in progress. */
   async onModuleDestroy(): Promise<void> {
     this.stopping.abort();
-    await Promise.allSettled([...this.active]);
+    await Promise.allSettled(this.active);
   }
 
   /** Claims the order (if free) and drives it; never throws. */

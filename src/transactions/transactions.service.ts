@@ -171,13 +171,13 @@ export class TransactionsService {
    * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
    */
   async send(
-    record: TransactionRecord,
+    record: LedgerTransactionEntity,
     options: { requestId?: string; followUpMs?: number } = {},
   ): Promise<SubmitOutcome> {
     if (record.phase !== 'signed') throw TransactionErrors.notSigned();
-    if (record.finalAt) return { record: record as LedgerTransactionEntity, answered: true };
+    if (record.finalAt) return { record, answered: true };
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
-    let current = record as LedgerTransactionEntity;
+    let current = record;
     if (!current.submittedAt || current.trackingStopped) {
       const marked = await this.repo.markSubmitRequested(
         current.id,
