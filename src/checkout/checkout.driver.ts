@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
-import { TransactionsService } from '../transactions/transactions.service';
+import { TransactionsService, type SignedRef } from '../transactions/transactions.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import { batchFromWire, CheckoutIntegrator } from './checkout.integrator';
@@ -199,40 +199,72 @@ export class CheckoutDriver implements OnModuleDestroy {
       });
       if (!current) return null;
     }
-    if (!current.batch) throw new Error('order in signing without a batch');
     crashPoint('before_sign');
+    const signing: OrderEntity = current;
+    // A fresh signature: the order's `signed` commit runs alongside the ledger's record of it (one round trip;
+    // both are committed before the submission). A crash between the two is recovered either way: the order
+    // still `signing` replays the signature (same key), an order `signed` over a ledger row still `signing`
+    // signs again with the same key in `submit`.
+    let committed: Promise<OrderEntity | null> | null = null;
     let record: TxRecord;
     try {
       ({ record } = await this.transactions.sign({
-        clientId: current.clientId,
-        idempotencyKey: this.transactionKey(current),
-        upstreamIdempotencyKey: current.upstreamIdempotencyKey ?? this.upstreamKey(current),
-        kind: 'user',
-        subject: current.buyerSubject,
-        batch: batchFromWire(current.batch),
-        requestId: current.requestId ?? undefined,
-        onFinal: CHECKOUT_ON_FINAL,
+        ...this.signInput(signing),
+        alongside: (ref) => {
+          crashPoint('after_sign');
+          committed = this.commit(signing, 'signed', signedPatch(ref));
+          return committed;
+        },
       }));
     } catch (error) {
       // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.finish(current, 'failed', 'SIGNING_REJECTED', error.message);
-      return this.retryLater(current, error);
+        return this.finish(signing, 'failed', 'SIGNING_REJECTED', error.message);
+      if (committed) await (committed as Promise<unknown>).catch(() => undefined);
+      return this.retryLater(signing, error);
     }
-    crashPoint('after_sign');
     ctx.record = record;
-    return this.commit(current, 'signed', {
-      state: 'signed',
-      recoveryPoint: 'submit',
-      transactionRecordId: record.id,
-      custodialTransactionId: record.custodialTransactionId,
-      // The ledger's id of a transaction is its first signature, the fee payer's.
-      transactionSignature: record.feePayerSignature,
-    });
+    if (committed) return committed;
+    crashPoint('after_sign');
+    return this.commit(
+      signing,
+      'signed',
+      signedPatch({
+        id: record.id,
+        custodialTransactionId: record.custodialTransactionId ?? '',
+        feePayerSignature: record.feePayerSignature ?? '',
+      }),
+    );
+  }
+
+  /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
+  private signInput(order: OrderEntity): Parameters<TransactionsService['sign']>[0] {
+    if (!order.batch) throw new Error('order in signing without a batch');
+    return {
+      clientId: order.clientId,
+      idempotencyKey: this.transactionKey(order),
+      upstreamIdempotencyKey: order.upstreamIdempotencyKey ?? this.upstreamKey(order),
+      kind: 'user',
+      subject: order.buyerSubject,
+      batch: batchFromWire(order.batch),
+      requestId: order.requestId ?? undefined,
+      onFinal: CHECKOUT_ON_FINAL,
+      // Submitted right after: the ledger marks the submission in the statement recording the signature.
+      submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
+    };
   }
 
   private async submit(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
-    const stored = ctx.record ?? (await this.ledgerRecord(order));
+    let stored = ctx.record ?? (await this.ledgerRecord(order));
+    if (stored.phase === 'signing') {
+      // The order's `signed` commit landed, the ledger's did not (a crash between them): sign again with the
+      // same key, which returns the same transaction.
+      try {
+        ({ record: stored } = await this.transactions.sign(this.signInput(order)));
+      } catch (error) {
+        return this.retryLater(order, error);
+      }
+    }
     crashPoint('before_submit');
     let record: TxRecord;
     try {
@@ -278,16 +310,25 @@ export class CheckoutDriver implements OnModuleDestroy {
       if (wait > 0) await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       if (this.stopping.signal.aborted) break;
       crashPoint('before_submit');
+      // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
+      let finished: Promise<OrderEntity | null> | null = null;
       try {
         ({ record } = await this.transactions.send(record, {
           requestId: order.requestId ?? undefined,
           followUpMs: this.config.CHECKOUT_LEASE_MS,
+          alongsideFinal: (answer) => {
+            crashPoint('after_submit');
+            finished = this.onLedgerStatus(order, answer);
+            return finished;
+          },
         }));
       } catch (error) {
+        if (finished) await (finished as Promise<unknown>).catch(() => undefined);
         if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
           return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
         return this.retryLater(order, error);
       }
+      if (finished) return finished;
       crashPoint('after_submit');
       ctx.record = record;
       ctx.nextPollAt = Date.now() + poll;
@@ -309,7 +350,10 @@ export class CheckoutDriver implements OnModuleDestroy {
   }
 
   /** A final submission status: only `confirmed` completes an order. */
-  private onLedgerStatus(order: OrderEntity, record: TxRecord): Promise<OrderEntity | null> {
+  private onLedgerStatus(
+    order: OrderEntity,
+    record: Pick<TxRecord, 'status' | 'failureReason'>,
+  ): Promise<OrderEntity | null> {
     const status = record.status;
     if (status === 'confirmed')
       return this.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
@@ -505,6 +549,18 @@ export class CheckoutDriver implements OnModuleDestroy {
   private transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): string {
     return `checkout:${order.id}:${order.attempt}`;
   }
+}
+
+/** The order's `signed` commit. */
+function signedPatch(ref: SignedRef): OrderPatch {
+  return {
+    state: 'signed',
+    recoveryPoint: 'submit',
+    transactionRecordId: ref.id,
+    custodialTransactionId: ref.custodialTransactionId,
+    // The ledger's id of a transaction is its first signature, the fee payer's.
+    transactionSignature: ref.feePayerSignature,
+  };
 }
 
 function describe(error: unknown): string {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   FINAL_ORDER_STATES,
@@ -124,6 +125,12 @@ function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
 }
 
 const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
+
+/** The advisory-lock key of a (client, buyer): the first 8 bytes of a SHA-256, as a signed 64-bit integer. */
+export function buyerLockKey(clientId: string, buyerSubject: string): bigint {
+  const digest = createHash('sha256').update(`orders:${clientId}\n${buyerSubject}`, 'utf8').digest();
+  return digest.readBigInt64BE(0);
+}
 const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs => ${param}::float8 / 1000)`;
 
 /**
@@ -152,13 +159,40 @@ export class OrderRepository {
    * lookup of the key, the limit counts and the insert are one statement after the lock (its snapshot is taken
    * after the lock is held, so it sees every order committed before).
    */
-  createOrGet(input: NewOrder, owner: string, leaseMs: number, limits: BuyerLimits): Promise<CreateResult> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-        `orders:${input.clientId}:${input.buyerSubject}`,
-      ]);
-      const [row] = await this.rows(
-        `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
+  async createOrGet(
+    input: NewOrder,
+    owner: string,
+    leaseMs: number,
+    limits: BuyerLimits,
+  ): Promise<CreateResult> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      // BEGIN and the buyer's lock in one round trip: a parameterless multi-statement query, safe because the
+      // lock key is a number computed here (never text from the request).
+      await runner.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})`,
+      );
+      const result = await this.createInTransaction(input, owner, leaseMs, limits, runner.manager);
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async createInTransaction(
+    input: NewOrder,
+    owner: string,
+    leaseMs: number,
+    limits: BuyerLimits,
+    manager: EntityManager,
+  ): Promise<CreateResult> {
+    const [row] = await this.rows(
+      `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
          counts AS (
            SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
                   count(*) FILTER (WHERE event_id = $7::u64
@@ -179,31 +213,30 @@ export class OrderRepository {
          SELECT o.*, c.open AS limit_open, c.per_event AS limit_per_event,
                 EXISTS (SELECT 1 FROM ins) AS inserted
          FROM counts c LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM existing) o ON true`,
-        [
-          input.clientId,
-          input.idempotencyKey,
-          input.fingerprint,
-          input.requestId,
-          input.buyerSubject,
-          input.buyerAddress,
-          input.eventId.toString(),
-          input.ticketId.toString(),
-          input.expectedPriceMinor.toString(),
-          owner,
-          leaseMs,
-          limits.windowSeconds,
-          limits.maxOpen,
-          limits.maxPerEvent,
-        ],
-        manager,
-      );
-      if (!row) throw new Error('order insert returned nothing');
-      if (row.id !== null && row.id !== undefined)
-        return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
-      const open = (row.limit_open as number) ?? 0;
-      if (open >= limits.maxOpen) return { kind: 'open_limit', open };
-      return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
-    });
+      [
+        input.clientId,
+        input.idempotencyKey,
+        input.fingerprint,
+        input.requestId,
+        input.buyerSubject,
+        input.buyerAddress,
+        input.eventId.toString(),
+        input.ticketId.toString(),
+        input.expectedPriceMinor.toString(),
+        owner,
+        leaseMs,
+        limits.windowSeconds,
+        limits.maxOpen,
+        limits.maxPerEvent,
+      ],
+      manager,
+    );
+    if (!row) throw new Error('order insert returned nothing');
+    if (row.id !== null && row.id !== undefined)
+      return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
+    const open = (row.limit_open as number) ?? 0;
+    if (open >= limits.maxOpen) return { kind: 'open_limit', open };
+    return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
   }
 
   /**

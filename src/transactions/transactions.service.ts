@@ -9,7 +9,7 @@ import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/tr
 import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
-import type { InstructionBatch } from '../upstream/upstream.types';
+import type { InstructionBatch, SubmissionStatus } from '../upstream/upstream.types';
 import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
 import {
@@ -45,6 +45,32 @@ export interface SignInput {
    * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
    */
   submitOnSign?: boolean;
+  /**
+   * The caller submits right after signing, in process (`send`): the signature and the submission request are
+   * recorded in one statement (no separate mark before the submission); the tracker's own first look at the
+   * submission is this many ms later.
+   */
+  submitNextFollowUpMs?: number;
+  /**
+   * Runs concurrently with recording a new signature, both awaited before `sign` returns (not on a replay): the
+   * caller's own commit of it (checkout's order row), so the two writes cost one round trip.
+   */
+  alongside?: (signed: SignedRef) => Promise<unknown>;
+}
+
+/** What a caller needs to commit a fresh signature on its own rows. */
+export interface SignedRef {
+  id: string;
+  custodialTransactionId: string;
+  feePayerSignature: string;
+}
+
+export interface SendOptions {
+  requestId?: string;
+  /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
+  followUpMs?: number;
+  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
 }
 
 export interface SignOutcome {
@@ -140,8 +166,7 @@ export class TransactionsService {
       this.config.TX_LEASE_MS,
       this.config.TX_LEASE_MS,
     );
-    if (inserted)
-      return { record: await this.callSign(record, this.instanceId, input.requestId), replayed: false };
+    if (inserted) return { record: await this.callSign(record, this.instanceId, input), replayed: false };
     if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
       throw TransactionErrors.keyReused();
     if (record.phase === 'signed') return { record, replayed: true };
@@ -154,7 +179,7 @@ export class TransactionsService {
       const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
       throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
     }
-    return { record: await this.callSign(claimed, this.instanceId, input.requestId), replayed: false };
+    return { record: await this.callSign(claimed, this.instanceId, input), replayed: false };
   }
 
   /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
@@ -170,10 +195,7 @@ export class TransactionsService {
    * not written; the tracker's own next look is `followUpMs` away (the caller polls until then, and if it dies
    * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
    */
-  async send(
-    record: LedgerTransactionEntity,
-    options: { requestId?: string; followUpMs?: number } = {},
-  ): Promise<SubmitOutcome> {
+  async send(record: LedgerTransactionEntity, options: SendOptions = {}): Promise<SubmitOutcome> {
     if (record.phase !== 'signed') throw TransactionErrors.notSigned();
     if (record.finalAt) return { record, answered: true };
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
@@ -192,6 +214,7 @@ export class TransactionsService {
     const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
+      alongsideFinal: options.alongsideFinal,
     });
     if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
       throw new AppError(
@@ -300,7 +323,7 @@ export class TransactionsService {
   private async callSign(
     record: LedgerTransactionEntity,
     actor: string,
-    requestId?: string,
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs' | 'alongside'> = {},
   ): Promise<LedgerTransactionEntity> {
     const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
@@ -309,13 +332,30 @@ export class TransactionsService {
         ? this.upstream.signUserTransaction.bind(this.upstream)
         : this.upstream.signIntegratorTransaction.bind(this.upstream);
     try {
-      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, { requestId });
-      const updated = await this.repo.recordSigned(
-        record.id,
-        actor,
-        signed,
-        signedTransactionDigest(signed.signedTransaction),
-      );
+      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, {
+        requestId: input.requestId,
+      });
+      const submit =
+        input.submitNextFollowUpMs === undefined
+          ? null
+          : {
+              giveUpAfterSignMs: this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+              trackerDelayMs: input.submitNextFollowUpMs,
+            };
+      const [updated] = await Promise.all([
+        this.repo.recordSigned(
+          record.id,
+          actor,
+          signed,
+          signedTransactionDigest(signed.signedTransaction),
+          submit,
+        ),
+        input.alongside?.({
+          id: record.id,
+          custodialTransactionId: signed.custodialTransactionId,
+          feePayerSignature: signed.feePayerSignature,
+        }),
+      ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       return updated;
     } catch (error) {
@@ -361,7 +401,7 @@ export class TransactionsService {
     record: LedgerTransactionEntity,
     actor: string,
     requestId?: string,
-    options: { nextDelayMs?: number; skipUnchanged?: boolean } = {},
+    options: Pick<SendOptions, 'alongsideFinal'> & { nextDelayMs?: number; skipUnchanged?: boolean } = {},
   ): Promise<SubmitOutcome> {
     const nextDelay = options.nextDelayMs ?? this.delayFor(record.submitAttempts + 1);
     try {
@@ -381,7 +421,11 @@ export class TransactionsService {
         record.lastError === null
       )
         return { record, answered: true };
-      const updated = await this.repo.recordSubmission(record.id, actor, result, nextDelay);
+      const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
+      const [updated] = await Promise.all([
+        this.repo.recordSubmission(record.id, actor, result, nextDelay),
+        final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
+      ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {
         this.metrics.observeFinal(updated);
