@@ -6,7 +6,7 @@ import { DataSource } from 'typeorm';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
-import { TransactionsService, type SignedRef } from '../transactions/transactions.service';
+import { TransactionsService } from '../transactions/transactions.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import { batchFromWire, CheckoutIntegrator } from './checkout.integrator';
@@ -53,6 +53,8 @@ export class CheckoutDriver implements OnModuleDestroy {
   /** Drives in progress on this replica (awaited on shutdown). */
   private readonly active = new Set<Promise<void>>();
   private readonly stopping = new AbortController();
+  /** Orders being polled in process right now (capped by CHECKOUT_WORKER_BATCH). */
+  private tracking = 0;
 
   constructor(
     dataSource: DataSource,
@@ -201,40 +203,25 @@ export class CheckoutDriver implements OnModuleDestroy {
     }
     crashPoint('before_sign');
     const signing: OrderEntity = current;
-    // A fresh signature: the order's `signed` commit runs alongside the ledger's record of it (one round trip;
-    // both are committed before the submission). A crash between the two is recovered either way: the order
-    // still `signing` replays the signature (same key), an order `signed` over a ledger row still `signing`
-    // signs again with the same key in `submit`.
-    let committed: Promise<OrderEntity | null> | null = null;
     let record: TxRecord;
     try {
-      ({ record } = await this.transactions.sign({
-        ...this.signInput(signing),
-        alongside: (ref) => {
-          crashPoint('after_sign');
-          committed = this.commit(signing, 'signed', signedPatch(ref));
-          return committed;
-        },
-      }));
+      ({ record } = await this.transactions.sign(this.signInput(signing)));
     } catch (error) {
       // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
         return this.finish(signing, 'failed', 'SIGNING_REJECTED', error.message);
-      if (committed) await (committed as Promise<unknown>).catch(() => undefined);
       return this.retryLater(signing, error);
     }
-    ctx.record = record;
-    if (committed) return committed;
     crashPoint('after_sign');
-    return this.commit(
-      signing,
-      'signed',
-      signedPatch({
-        id: record.id,
-        custodialTransactionId: record.custodialTransactionId ?? '',
-        feePayerSignature: record.feePayerSignature ?? '',
-      }),
-    );
+    ctx.record = record;
+    return this.commit(signing, 'signed', {
+      state: 'signed',
+      recoveryPoint: 'submit',
+      transactionRecordId: record.id,
+      custodialTransactionId: record.custodialTransactionId,
+      // The ledger's id of a transaction is its first signature, the fee payer's.
+      transactionSignature: record.feePayerSignature,
+    });
   }
 
   /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
@@ -300,10 +287,30 @@ export class CheckoutDriver implements OnModuleDestroy {
    * it): then the order is handed back, due at once, for the worker of any replica to continue.
    */
   private async track(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
-    let record = ctx.record ?? (await this.ledgerRecord(order));
+    const record = ctx.record ?? (await this.ledgerRecord(order));
     const poll = this.config.CHECKOUT_TRACK_POLL_MS;
     const handBackAt = Date.now() + Math.max(poll, this.config.CHECKOUT_LEASE_MS / 2);
-    for (let polls = 0; polls < MAX_POLLS_PER_DRIVE; polls++) {
+    // At most CHECKOUT_WORKER_BATCH orders are polled in process per replica (bounded load under a burst);
+    // beyond that an order is polled once per claim and handed back to the worker, due again after a poll.
+    const slot = this.tracking < this.config.CHECKOUT_WORKER_BATCH;
+    if (slot) this.tracking++;
+    try {
+      return await this.pollLedger(order, ctx, record, handBackAt, slot ? MAX_POLLS_PER_DRIVE : 1);
+    } finally {
+      if (slot) this.tracking--;
+    }
+  }
+
+  private async pollLedger(
+    order: OrderEntity,
+    ctx: DriveContext,
+    start: TxRecord,
+    handBackAt: number,
+    maxPolls: number,
+  ): Promise<OrderEntity | null> {
+    let record = start;
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    for (let polls = 0; polls < maxPolls; polls++) {
       if (record.finalAt) return this.onLedgerStatus(order, record);
       const wait = Math.max(0, ctx.nextPollAt - Date.now());
       if (Date.now() + wait >= handBackAt || this.stopping.signal.aborted) break;
@@ -333,7 +340,8 @@ export class CheckoutDriver implements OnModuleDestroy {
       ctx.record = record;
       ctx.nextPollAt = Date.now() + poll;
     }
-    return this.waitForLedger(order, 0);
+    if (record.finalAt) return this.onLedgerStatus(order, record);
+    return this.waitForLedger(order, maxPolls === 1 ? poll : 0);
   }
 
   private async ledgerRecord(order: OrderEntity): Promise<TxRecord> {
@@ -549,18 +557,6 @@ export class CheckoutDriver implements OnModuleDestroy {
   private transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): string {
     return `checkout:${order.id}:${order.attempt}`;
   }
-}
-
-/** The order's `signed` commit. */
-function signedPatch(ref: SignedRef): OrderPatch {
-  return {
-    state: 'signed',
-    recoveryPoint: 'submit',
-    transactionRecordId: ref.id,
-    custodialTransactionId: ref.custodialTransactionId,
-    // The ledger's id of a transaction is its first signature, the fee payer's.
-    transactionSignature: ref.feePayerSignature,
-  };
 }
 
 function describe(error: unknown): string {

@@ -210,8 +210,14 @@ export class OrderRepository {
       // One round trip: a multi-statement simple query runs as one transaction, each statement with its own
       // snapshot, so the second one sees every order committed before the lock was granted. Simple queries take
       // no parameters: every value is inlined as a quoted literal (pg's escapeLiteral); the lock key is a number.
+      // A replay (the key already has its order) takes no lock: it is answered by the second statement alone.
+      const key = inlineParams(`client_id = $1 AND idempotency_key = $2`, [
+        input.clientId,
+        input.idempotencyKey,
+      ]);
       const results = (await client.query(
-        `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)});
+        `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})
+           WHERE NOT EXISTS (SELECT 1 FROM orders WHERE ${key});
          ${inlineParams(CREATE_SQL, [
            input.clientId,
            input.idempotencyKey,

@@ -51,18 +51,6 @@ export interface SignInput {
    * submission is this many ms later.
    */
   submitNextFollowUpMs?: number;
-  /**
-   * Runs concurrently with recording a new signature, both awaited before `sign` returns (not on a replay): the
-   * caller's own commit of it (checkout's order row), so the two writes cost one round trip.
-   */
-  alongside?: (signed: SignedRef) => Promise<unknown>;
-}
-
-/** What a caller needs to commit a fresh signature on its own rows. */
-export interface SignedRef {
-  id: string;
-  custodialTransactionId: string;
-  feePayerSignature: string;
 }
 
 export interface SendOptions {
@@ -323,7 +311,7 @@ export class TransactionsService {
   private async callSign(
     record: LedgerTransactionEntity,
     actor: string,
-    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs' | 'alongside'> = {},
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
   ): Promise<LedgerTransactionEntity> {
     const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
@@ -342,20 +330,13 @@ export class TransactionsService {
               giveUpAfterSignMs: this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
               trackerDelayMs: input.submitNextFollowUpMs,
             };
-      const [updated] = await Promise.all([
-        this.repo.recordSigned(
-          record.id,
-          actor,
-          signed,
-          signedTransactionDigest(signed.signedTransaction),
-          submit,
-        ),
-        input.alongside?.({
-          id: record.id,
-          custodialTransactionId: signed.custodialTransactionId,
-          feePayerSignature: signed.feePayerSignature,
-        }),
-      ]);
+      const updated = await this.repo.recordSigned(
+        record.id,
+        actor,
+        signed,
+        signedTransactionDigest(signed.signedTransaction),
+        submit,
+      );
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       return updated;
     } catch (error) {
