@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
 import {
   CHECKOUT_TEST_ENV,
@@ -9,6 +8,7 @@ import {
   orderBody,
   ownerOf,
   postOrder,
+  refreshMirror,
   waitFinal,
 } from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
@@ -38,7 +38,7 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
 
   it('buys a listing: 202, then confirmed; the buyer owns the ticket, the seller was paid, the mirror dropped the listing', async () => {
     const { listing, buyer } = market(t.sandbox, 'happy', 2_500_000n);
-    await t.app.get(CatalogSyncService).refreshEvent(listing.eventId);
+    await refreshMirror(t.app, listing.eventId);
     expect(await mirrorListing(t.app, listing.eventId, listing.ticketId)).toMatchObject({ removed_at: null });
     const buyerBefore = t.sandbox.admin.balance({ address: buyer.address });
     const payoutBefore = t.sandbox.admin.balance({ address: listing.sellerPayout });

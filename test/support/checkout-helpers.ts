@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { bearer } from './auth-helpers';
 import { fundedBuyer, seedListing, type SeededListing, type Wallet } from './market';
@@ -139,6 +140,20 @@ export async function waitFinal(
 }
 
 /** Rows of the mirror's `listings` table for one listing (catalog sync's table, read for assertions only). */
+/**
+ * Refreshes one event's listings in the mirror and returns once a refresh pass completed. The suite runs
+ * with 400 ms upstream timeouts, so on a loaded machine a pass can fail on a slow read; it is retried, at
+ * most 5 times, and the last pass's error is thrown if none completed.
+ */
+export async function refreshMirror(app: NestFastifyApplication, eventId: bigint): Promise<void> {
+  let last: { status: string; error: string | null } | undefined;
+  for (let attempt = 0; attempt < 5; attempt++) {
+    last = await app.get(CatalogSyncService).refreshEvent(eventId);
+    if (last.status === 'completed') return;
+  }
+  throw new Error(`no refresh pass of event ${eventId} completed; last: ${last?.status} ${last?.error}`);
+}
+
 export async function mirrorListing(
   app: NestFastifyApplication,
   eventId: bigint,
