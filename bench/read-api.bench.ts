@@ -37,7 +37,7 @@ const rawSql = (e: string, t: string, p: string): string =>
  * the others 10–100 each until `total`. Indexes are dropped for the load and rebuilt from their own
  * definitions, then ANALYZE. A completed pass per resource and a protocol config make answers complete.
  */
-async function loadMirror(url: string, total: number, events: number, big: number): Promise<void> {
+export async function loadMirror(url: string, total: number, events: number, big: number): Promise<void> {
   const db = new Client({ connectionString: url });
   await db.connect();
   try {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, QueryResultRow } from 'pg';
@@ -12,19 +13,62 @@ import type {
   LiveListingResult,
   MirrorStateRow,
 } from './catalog-mirror.types';
+import { isoOf, isoOrNull, keyOf } from './catalog-mirror.timestamps';
 import { mapListing } from './catalog-sync.mapper';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.listener';
 
-// Exact sort keys of timestamps: microseconds survive the round trip through a cursor (a JS Date would not).
-const TS_KEY = (column: string): string =>
-  `to_char(${column} AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"')`;
+// Timestamps leave PostgreSQL as the text of their UTC wall time (exact to the microsecond, so sort keys
+// survive the round trip through a cursor) and become ISO text and keys by string operations
+// (catalog-mirror.timestamps.ts): no `Date` parse per column, no `to_char` per row.
+const UTC = (column: string): string => `(${column} AT TIME ZONE 'UTC')::text AS ${column}`;
 
 const LISTING_COLUMNS = `event_id::text AS event_id, ticket_id::text AS ticket_id,
   ask_price_minor::text AS ask_price_minor, expires_at::text AS expires_at, raw,
-  first_seen_at, last_seen_at, removed_at, ${TS_KEY('first_seen_at')} AS first_seen_key`;
+  ${UTC('first_seen_at')}, ${UTC('last_seen_at')}, ${UTC('removed_at')}`;
 
-const EVENT_COLUMNS = `event_id::text AS event_id, name, start_at_raw, start_at, ${TS_KEY('start_at')} AS start_key,
-  first_seen_at, last_seen_at, removed_at`;
+const EVENT_COLUMNS = `event_id::text AS event_id, name, start_at_raw, ${UTC('start_at')},
+  ${UTC('first_seen_at')}, ${UTC('last_seen_at')}, ${UTC('removed_at')}`;
+
+/**
+ * The plain columns an events page's inner scans carry: a name search sorts every matching row before its
+ * LIMIT, and PostgreSQL computes a scan's select list for each of them, so the text conversions
+ * (EVENT_COLUMNS) run in the outer select, on the page's rows only.
+ */
+const EVENT_SCAN_COLUMNS = 'event_id, name, start_at_raw, start_at, first_seen_at, last_seen_at, removed_at';
+
+/** A listing as selected (timestamps as UTC text), before `listingRow`. */
+type ListingTextRow = Omit<ListingRow, 'first_seen_key'>;
+/** An event as selected (timestamps as UTC text), before `eventRow`. */
+type EventTextRow = Omit<EventRow, 'start_key'>;
+
+function listingRow(row: ListingTextRow): ListingRow {
+  const firstSeen = row.first_seen_at;
+  return {
+    event_id: row.event_id,
+    ticket_id: row.ticket_id,
+    ask_price_minor: row.ask_price_minor,
+    expires_at: row.expires_at,
+    raw: row.raw,
+    first_seen_at: isoOf(firstSeen),
+    last_seen_at: isoOf(row.last_seen_at),
+    removed_at: isoOrNull(row.removed_at),
+    first_seen_key: keyOf(firstSeen),
+  };
+}
+
+function eventRow(row: EventTextRow): EventRow {
+  const start = row.start_at;
+  return {
+    event_id: row.event_id,
+    name: row.name,
+    start_at_raw: row.start_at_raw,
+    start_at: isoOrNull(start),
+    start_key: start === null ? null : keyOf(start),
+    first_seen_at: isoOf(row.first_seen_at),
+    last_seen_at: isoOf(row.last_seen_at),
+    removed_at: isoOrNull(row.removed_at),
+  };
+}
 
 /** ORDER BY and the keyset comparison of each listing sort (columns in index order). */
 const LISTING_SORTS = {
@@ -57,6 +101,8 @@ class Params {
 @Injectable()
 export class CatalogMirrorRepository {
   private readonly pool: Pool;
+  /** Prepared statement name per statement text (a bounded set: fixed fragments only). */
+  private readonly statementNames = new Map<string, string>();
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
     this.pool = (dataSource.driver as unknown as { master: Pool }).master;
@@ -67,10 +113,25 @@ export class CatalogMirrorRepository {
   }
 
   /**
+   * Like `rows`, as a named prepared statement (parsed once per pooled connection; PostgreSQL may then
+   * reuse a generic plan). Only for statements whose best plan does not depend on the values: the primary
+   * key reads and one event's keyset pages (always that event's index). The name search is not prepared:
+   * a generic plan of `lower(name) LIKE $1` cannot use the trigram index the way a plan for the pattern does.
+   */
+  private async prepared<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
+    let name = this.statementNames.get(text);
+    if (name === undefined) {
+      name = `mirror_read_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+      this.statementNames.set(text, name);
+    }
+    return (await this.pool.query<T>({ name, text, values })).rows;
+  }
+
+  /**
    * One page (limit + 1 rows) of active listings, of one event or all, in the requested order, after the
    * keyset position `after` ([price or first-seen key, event_id, ticket_id]).
    */
-  listingsPage(query: ListingsQuery): Promise<ListingRow[]> {
+  async listingsPage(query: ListingsQuery): Promise<ListingRow[]> {
     const p = new Params();
     const sort = LISTING_SORTS[query.sort];
     const where = ['removed_at IS NULL'];
@@ -93,16 +154,17 @@ export class CatalogMirrorRepository {
     const order = columns.map((c) => `listings.${c} ${sort.dir}`).join(', ');
     const text = `SELECT ${LISTING_COLUMNS} FROM listings WHERE ${where.join(' AND ')}
       ORDER BY ${order} LIMIT ${p.add(query.limit + 1, 'int')}`;
-    return this.rows<ListingRow>(text, p.values);
+    const read = query.eventId !== undefined ? this.prepared.bind(this) : this.rows.bind(this);
+    return (await read<ListingTextRow>(text, p.values)).map(listingRow);
   }
 
   /** One listing, active or removed (the read API tells the two apart); undefined when never mirrored. */
   async listing(eventId: string, ticketId: string): Promise<ListingRow | undefined> {
-    const rows = await this.rows<ListingRow>(
+    const rows = await this.prepared<ListingTextRow>(
       `SELECT ${LISTING_COLUMNS} FROM listings WHERE event_id = $1::numeric AND ticket_id = $2::numeric`,
       [eventId, ticketId],
     );
-    return rows[0];
+    return rows[0] && listingRow(rows[0]);
   }
 
   /**
@@ -110,7 +172,7 @@ export class CatalogMirrorRepository {
    * parsed last (NULLS LAST, as the index). Two index range scans glued in order instead of an OR, so
    * each stays an index scan.
    */
-  eventsPage(query: EventsQuery): Promise<EventRow[]> {
+  async eventsPage(query: EventsQuery): Promise<EventRow[]> {
     const p = new Params();
     const where = ['removed_at IS NULL'];
     if (query.nameContains !== undefined) {
@@ -137,31 +199,31 @@ export class CatalogMirrorRepository {
     const includeUndated = query.startsAfter === undefined && query.startsBefore === undefined;
     const parts: string[] = [];
     if (includeDated) {
-      parts.push(`(SELECT ${EVENT_COLUMNS} FROM events WHERE ${dated.join(' AND ')}
+      parts.push(`(SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE ${dated.join(' AND ')}
         ORDER BY events.start_at, events.event_id LIMIT ${limit})`);
     }
     if (includeUndated) {
-      parts.push(`(SELECT ${EVENT_COLUMNS} FROM events WHERE ${undated.join(' AND ')}
+      parts.push(`(SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE ${undated.join(' AND ')}
         ORDER BY events.event_id LIMIT ${limit})`);
     }
-    if (parts.length === 0) return Promise.resolve([]);
-    const text = `SELECT * FROM (${parts.join(' UNION ALL ')}) page
-      ORDER BY start_at ASC NULLS LAST, event_id::numeric ASC LIMIT ${limit}`;
-    return this.rows<EventRow>(text, p.values);
+    if (parts.length === 0) return [];
+    const text = `SELECT ${EVENT_COLUMNS} FROM (${parts.join(' UNION ALL ')}) page
+      ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC LIMIT ${limit}`;
+    return (await this.rows<EventTextRow>(text, p.values)).map(eventRow);
   }
 
   /** One event, active or removed; undefined when never mirrored. */
   async event(eventId: string): Promise<EventRow | undefined> {
-    const rows = await this.rows<EventRow>(
+    const rows = await this.prepared<EventTextRow>(
       `SELECT ${EVENT_COLUMNS} FROM events WHERE event_id = $1::numeric`,
       [eventId],
     );
-    return rows[0];
+    return rows[0] && eventRow(rows[0]);
   }
 
   /** Active listing count and the lowest and highest ask of one event (index-only over the price index). */
   async listingSummary(eventId: string): Promise<ListingSummaryRow> {
-    const rows = await this.rows<ListingSummaryRow>(
+    const rows = await this.prepared<ListingSummaryRow>(
       `SELECT count(*)::int AS active, min(ask_price_minor)::text AS lowest, max(ask_price_minor)::text AS highest
        FROM listings WHERE event_id = $1::numeric AND removed_at IS NULL`,
       [eventId],

@@ -12,10 +12,14 @@ export function toMirrorState(row: MirrorStateRow): MirrorState {
       }
     : null;
   const generation = BigInt(row.generation ?? '0');
+  const eventsAsOf = date(row.events_pass?.started_at);
+  const listingsAsOf = date(row.listings_pass?.started_at);
   return {
     generation,
-    eventsAsOf: date(row.events_pass?.started_at),
-    listingsAsOf: date(row.listings_pass?.started_at),
+    eventsAsOf,
+    listingsAsOf,
+    eventsAsOfIso: eventsAsOf?.toISOString() ?? null,
+    listingsAsOfIso: listingsAsOf?.toISOString() ?? null,
     protocol,
     version: [
       generation,

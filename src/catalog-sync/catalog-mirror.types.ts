@@ -30,30 +30,34 @@ export interface EventsQuery {
   after?: readonly [string | null, string];
 }
 
-/** A `listings` row as the read queries return it (u64s as decimal strings, straight from numeric). */
+/**
+ * A `listings` row as the read queries return it: u64s as decimal strings (straight from numeric),
+ * timestamps as `toISOString()` text (milliseconds), never parsed into `Date`s on the hot path.
+ */
 export interface ListingRow {
   event_id: string;
   ticket_id: string;
   ask_price_minor: string;
   expires_at: string | null;
   raw: Record<string, unknown>;
-  first_seen_at: Date;
-  last_seen_at: Date;
-  removed_at: Date | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  removed_at: string | null;
   /** first_seen_at to the microsecond, the `newest` sort key. */
   first_seen_key: string;
 }
 
+/** An `events` row as the read queries return it (timestamps as `toISOString()` text). */
 export interface EventRow {
   event_id: string;
   name: string;
   start_at_raw: string;
-  start_at: Date | null;
+  start_at: string | null;
   /** start_at to the microsecond (null when the start was not an RFC 3339 instant). */
   start_key: string | null;
-  first_seen_at: Date;
-  last_seen_at: Date;
-  removed_at: Date | null;
+  first_seen_at: string;
+  last_seen_at: string;
+  removed_at: string | null;
 }
 
 export interface ListingSummaryRow {
@@ -76,6 +80,9 @@ export interface MirrorState {
   /** Start of the last completed full pass per resource: every active row was seen at or after it. */
   eventsAsOf: Date | null;
   listingsAsOf: Date | null;
+  /** The same instants as `toISOString()` text (compared with rows' timestamps without a Date per row). */
+  eventsAsOfIso: string | null;
+  listingsAsOfIso: string | null;
   protocol: { stablecoinDecimals: number; stablecoinMint: string | null; fetchedAt: Date } | null;
   /** Changes whenever anything above changes: part of every response-cache key. */
   version: string;

@@ -50,6 +50,8 @@ const state = (listingsAsOf: Date | null): MirrorState => ({
   generation: 1n,
   eventsAsOf: null,
   listingsAsOf,
+  eventsAsOfIso: null,
+  listingsAsOfIso: listingsAsOf?.toISOString() ?? null,
   protocol: null,
   version: 'v',
 });
@@ -61,8 +63,8 @@ describe('listingView', () => {
     ask_price_minor: '3',
     expires_at: null,
     raw: { seller: 42, event_id: '1' },
-    first_seen_at: new Date('2026-01-01T00:00:00Z'),
-    last_seen_at: new Date('2026-01-02T00:00:00Z'),
+    first_seen_at: '2026-01-01T00:00:00.000Z',
+    last_seen_at: '2026-01-02T00:00:00.000Z',
     removed_at: null,
     first_seen_key: '2026-01-01T00:00:00.000000Z',
   };
@@ -74,7 +76,7 @@ describe('listingView', () => {
     expect(listingView(row, state(new Date('2025-01-01T00:00:00Z'))).last_seen_at).toBe(
       '2026-01-02T00:00:00.000Z',
     );
-    const removed = { ...row, removed_at: new Date('2026-01-03T00:00:00Z') };
+    const removed = { ...row, removed_at: '2026-01-03T00:00:00.000Z' };
     expect(listingView(removed, state(new Date('2026-02-01T00:00:00Z'))).last_seen_at).toBe(
       '2026-01-02T00:00:00.000Z',
     );

@@ -1,4 +1,5 @@
 import type { EventRow, ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
+import { laterIso } from '../catalog-sync/catalog-mirror.timestamps';
 import { formatMinor } from '../common/money';
 
 /** Why an amount carries `minor` only. */
@@ -57,8 +58,8 @@ export function moneyView(minor: string, protocol: MirrorState['protocol'], mint
  * A sync writes a row only when it changes, so an active row's own last_seen_at can be older than the
  * last completed pass, which saw it (a completed pass removes what it did not see): the later of the two.
  */
-function lastSeen(rowLastSeen: Date, passStartedAt: Date | null): string {
-  return (passStartedAt && passStartedAt > rowLastSeen ? passStartedAt : rowLastSeen).toISOString();
+function lastSeen(rowLastSeen: string, passStartedAt: string | null): string {
+  return passStartedAt === null ? rowLastSeen : laterIso(rowLastSeen, passStartedAt);
 }
 
 export function listingView(row: ListingRow, state: MirrorState): ListingView {
@@ -69,10 +70,8 @@ export function listingView(row: ListingRow, state: MirrorState): ListingView {
     price: moneyView(row.ask_price_minor, state.protocol, row.raw.stablecoin_mint),
     seller: typeof seller === 'string' ? seller : null,
     expires_at: row.expires_at,
-    first_seen_at: row.first_seen_at.toISOString(),
-    last_seen_at: row.removed_at
-      ? row.last_seen_at.toISOString()
-      : lastSeen(row.last_seen_at, state.listingsAsOf),
+    first_seen_at: row.first_seen_at,
+    last_seen_at: row.removed_at ? row.last_seen_at : lastSeen(row.last_seen_at, state.listingsAsOfIso),
     upstream_fields: row.raw,
   };
 }
@@ -81,12 +80,10 @@ export function eventView(row: EventRow, state: MirrorState): EventView {
   return {
     event_id: row.event_id,
     name: row.name,
-    start_at: row.start_at?.toISOString() ?? null,
+    start_at: row.start_at,
     start_at_raw: row.start_at_raw,
-    first_seen_at: row.first_seen_at.toISOString(),
-    last_seen_at: row.removed_at
-      ? row.last_seen_at.toISOString()
-      : lastSeen(row.last_seen_at, state.eventsAsOf),
+    first_seen_at: row.first_seen_at,
+    last_seen_at: row.removed_at ? row.last_seen_at : lastSeen(row.last_seen_at, state.eventsAsOfIso),
   };
 }
 

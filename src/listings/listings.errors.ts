@@ -17,8 +17,8 @@ export function listingNotFound(): AppError {
 export function eventGone(row: EventRow): AppError {
   return new AppError('GONE', 'Event is no longer listed upstream', {
     event_id: row.event_id,
-    last_seen_at: row.last_seen_at.toISOString(),
-    removed_at: row.removed_at?.toISOString() ?? null,
+    last_seen_at: row.last_seen_at,
+    removed_at: row.removed_at,
   });
 }
 
@@ -26,8 +26,8 @@ export function listingGone(row: ListingRow, checkedLiveAt: Date | null = null):
   return new AppError('GONE', 'Listing is no longer active', {
     event_id: row.event_id,
     ticket_id: row.ticket_id,
-    last_seen_at: row.last_seen_at.toISOString(),
-    removed_at: row.removed_at?.toISOString() ?? null,
+    last_seen_at: row.last_seen_at,
+    removed_at: row.removed_at,
     checked_live_at: checkedLiveAt?.toISOString() ?? null,
   });
 }

@@ -1,4 +1,4 @@
-import { createHash } from 'node:crypto';
+import { hash } from 'node:crypto';
 import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
 import { freshness, isStale, type Freshness } from './listing.mapper';
 import type { MirrorStateTracker } from './mirror-state.tracker';
@@ -14,7 +14,8 @@ export interface RenderContext {
 
 /** A strong validator of the exact body bytes (equal bodies on every replica get equal tags). */
 export function etagOf(body: string): string {
-  return `"${createHash('sha256').update(body).digest('base64url').slice(0, 32)}"`;
+  // One-shot digest: no Hash object per answer.
+  return `"${hash('sha256', body, 'base64url').slice(0, 32)}"`;
 }
 
 /**

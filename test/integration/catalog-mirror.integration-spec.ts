@@ -21,10 +21,13 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
     ds = new DataSource(buildDataSourceOptions({ url }));
     await ds.initialize();
     const pool = (ds.driver as unknown as { master: Pool }).master;
-    const query = pool.query.bind(pool) as (text: string, values: unknown[]) => Promise<unknown>;
-    (pool as unknown as { query: typeof query }).query = (text, values) => {
-      sent.push({ text, values });
-      return query(text, values);
+    type Statement = string | { text: string; values?: unknown[] };
+    const query = pool.query.bind(pool) as (statement: Statement, values?: unknown[]) => Promise<unknown>;
+    (pool as unknown as { query: typeof query }).query = (statement, values) => {
+      // Plain (text, values) or a named prepared statement ({ name, text, values }).
+      if (typeof statement === 'string') sent.push({ text: statement, values: values ?? [] });
+      else sent.push({ text: statement.text, values: statement.values ?? [] });
+      return query(statement, values);
     };
     sut = new CatalogMirrorRepository(ds);
     // 4000 events, 40 of them × 500 listings, 10% removed: enough rows that the planner prefers the indexes.
@@ -96,6 +99,30 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
     expect(first.every((r) => r.removed_at === null)).toBe(true);
   });
 
+  it("returns timestamps as Date's ISO text and exact microsecond keys, without parsing them", async () => {
+    await ds.query(
+      `UPDATE listings SET first_seen_at = '2026-03-04T05:06:07.089012Z', last_seen_at = '2026-03-04T05:06:08Z'
+       WHERE event_id = 9 AND ticket_id = 1`,
+    );
+    await ds.query(`UPDATE events SET start_at = '2027-02-03T04:05:06.7Z' WHERE event_id = 9`);
+    const listing = await sut.listing('9', '1');
+    expect(listing).toMatchObject({
+      first_seen_at: '2026-03-04T05:06:07.089Z',
+      first_seen_key: '2026-03-04T05:06:07.089012Z',
+      last_seen_at: '2026-03-04T05:06:08.000Z',
+      removed_at: null,
+    });
+    const [stored] = await ds.query<{ last_seen_at: Date }[]>(
+      'SELECT last_seen_at FROM events WHERE event_id = 9',
+    );
+    const event = await sut.event('9');
+    expect(event).toMatchObject({
+      start_at: '2027-02-03T04:05:06.700Z',
+      start_key: '2027-02-03T04:05:06.700000Z',
+      last_seen_at: stored?.last_seen_at.toISOString(),
+    });
+  });
+
   it('reads the state: generation, last completed passes, protocol config', async () => {
     await ds.query(
       `INSERT INTO sync_passes (resource, status, started_at, finished_at, holder, fencing_token)
@@ -142,7 +169,10 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
       });
       expect(gone.generation).toBe(changed.generation + 1n);
       const row = await sut.listing('7', '1');
-      expect(row).toMatchObject({ ask_price_minor: '123', removed_at: expect.any(Date) });
+      expect(row).toMatchObject({
+        ask_price_minor: '123',
+        removed_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
+      });
     } finally {
       await listener.stop();
     }
