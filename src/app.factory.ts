@@ -181,7 +181,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   installJsonBodyParser(fastify);
   installRequestLogContext(fastify, logger);
   installRequestHooks(fastify, logger, metrics);
-  await installSecurityHeaders(fastify);
+  installSecurityHeaders(fastify);
   installProtocolChecks(fastify);
   if (config.docsEnabled) setupOpenApi(app);
   await app.init();

@@ -1,5 +1,3 @@
-import { UNAUTHORIZED_MESSAGE } from './auth.errors';
-export { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { Injectable, Logger, type CanActivate, type ExecutionContext } from '@nestjs/common';
 import { Reflector } from '@nestjs/core';
 import type { FastifyReply, FastifyRequest } from 'fastify';
@@ -7,6 +5,7 @@ import { AppError } from '../common/app-error';
 import { AuthConfig } from '../config/auth.config';
 import { declaredPolicy, effectivePolicy, type EffectivePolicy } from './access.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
+import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import type { AuthFailureReason } from './api-clients.service';
 import { presentedKey } from './authenticated-request';
 import { grants } from './scopes';
