@@ -189,7 +189,15 @@ export class CheckoutDriver {
     });
   }
 
-  private async submit(order: OrderEntity): Promise<OrderEntity | null> {
+  /**
+   * Sends the order's signed bytes through the ledger (safe to repeat) and returns its record; when the
+   * send fails, returns the order's next step instead: refused (4xx) → these bytes will never land, the
+   * purchase status decides (`lookup`, committed with `onRefused`); anything else → retry later.
+   */
+  private async send(
+    order: OrderEntity,
+    onRefused: OrderPatch,
+  ): Promise<{ record: TxRecord } | { next: OrderEntity | null }> {
     crashPoint('before_submit');
     let record: TxRecord;
     try {
@@ -199,17 +207,18 @@ export class CheckoutDriver {
         order.requestId ?? undefined,
       ));
     } catch (error) {
-      // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.commit(
-          order,
-          'submitted',
-          { state: 'submitted', recoveryPoint: 'lookup' },
-          error.message,
-        );
-      return this.retryLater(order, error);
+        return { next: await this.commit(order, 'submitted', onRefused, error.message) };
+      return { next: await this.retryLater(order, error) };
     }
     crashPoint('after_submit');
+    return { record };
+  }
+
+  private async submit(order: OrderEntity): Promise<OrderEntity | null> {
+    const sent = await this.send(order, { state: 'submitted', recoveryPoint: 'lookup' });
+    if ('next' in sent) return sent.next;
+    const { record } = sent;
     const committed = await this.commit(order, 'submitted', {
       state: 'submitted',
       recoveryPoint: 'track',
@@ -227,20 +236,9 @@ export class CheckoutDriver {
     );
     if (!stored) throw new Error('order without its ledger transaction');
     if (stored.finalAt) return this.onLedgerStatus(order, stored);
-    crashPoint('before_submit');
-    let record: TxRecord;
-    try {
-      ({ record } = await this.transactions.submit(
-        order.custodialTransactionId ?? '',
-        order.clientId,
-        order.requestId ?? undefined,
-      ));
-    } catch (error) {
-      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
-      return this.retryLater(order, error);
-    }
-    crashPoint('after_submit');
+    const sent = await this.send(order, { recoveryPoint: 'lookup' });
+    if ('next' in sent) return sent.next;
+    const { record } = sent;
     return record.finalAt ? this.onLedgerStatus(order, record) : this.waitForLedger(order);
   }
 
