@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
-import { Injectable, Logger } from '@nestjs/common';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
@@ -13,7 +14,7 @@ import { CheckoutMetrics } from './checkout.metrics';
 import type { OrderFailureCode } from './checkout.errors';
 import { armCrashPoints, crashPoint, type CrashPointName } from './crash-points';
 import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
-import { OrderRepository, type OrderPatch } from './order.repository';
+import { OrderRepository, type AuditStep, type OrderPatch } from './order.repository';
 import { interpretPurchaseStatus } from './purchase-status';
 
 /** After-final handler name the order's ledger transactions carry: wakes the order at once. */
@@ -23,9 +24,19 @@ export const CHECKOUT_ON_FINAL = 'checkout.order';
 const MAX_STEPS_PER_DRIVE = 16;
 /** Refresh of the mirror after a confirmed order: tries before giving up on it (the order stays confirmed). */
 const MAX_REFRESH_TRIES = 5;
+/** Status polls one drive makes before handing the order back (a safety bound; time bounds it first). */
+const MAX_POLLS_PER_DRIVE = 100_000;
 
 type TxRecord = Awaited<ReturnType<TransactionsService['sign']>>['record'];
 type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
+
+/** What one drive carries from step to step in memory (never needed after a crash: the rows say it all). */
+interface DriveContext {
+  /** The order's ledger transaction as the last step left it (saves re-reading it). */
+  record: TxRecord | null;
+  /** When to re-send for the status next: POLL after the previous answer, like any client polling. */
+  nextPollAt: number;
+}
 
 /**
  * The checkout state machine (docs/checkout.md). A driver holds an order by lease and runs its steps from the
@@ -35,10 +46,15 @@ type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired'
  * and a purchase-status lookup before any new attempt.
  */
 @Injectable()
-export class CheckoutDriver {
+export class CheckoutDriver implements OnModuleDestroy {
   readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
   readonly repo: OrderRepository;
   private readonly logger = new Logger('Checkout');
+  /** Drives in progress on this replica (awaited on shutdown). */
+  private readonly active = new Set<Promise<void>>();
+  private readonly stopping = new AbortController();
+  /** Orders being polled in process right now (capped by CHECKOUT_WORKER_BATCH). */
+  private tracking = 0;
 
   constructor(
     dataSource: DataSource,
@@ -59,6 +75,17 @@ export class CheckoutDriver {
     return this.transactions.upstreamKeyFor(order.clientId, this.transactionKey(order));
   }
 
+  /** Drives in progress on this replica. */
+  get activeDrives(): number {
+    return this.active.size;
+  }
+
+  /** Shutdown: tracking loops hand their orders back at once; waits for the drives in progress. */
+  async onModuleDestroy(): Promise<void> {
+    this.stopping.abort();
+    await Promise.allSettled(this.active);
+  }
+
   /** Claims the order (if free) and drives it; never throws. */
   async wake(orderId: string): Promise<void> {
     try {
@@ -69,13 +96,21 @@ export class CheckoutDriver {
     }
   }
 
-  /** Runs steps of an order this replica holds until it waits, is final, or loses the lease. */
-  async drive(order: OrderEntity): Promise<void> {
+  /** Runs steps of an order this replica holds until it waits, is final, or loses the lease; never throws. */
+  drive(order: OrderEntity): Promise<void> {
+    const run = this.run(order);
+    this.active.add(run);
+    void run.finally(() => this.active.delete(run));
+    return run;
+  }
+
+  private async run(order: OrderEntity): Promise<void> {
     let current: OrderEntity | null = order;
+    const ctx: DriveContext = { record: null, nextPollAt: 0 };
     try {
       for (let i = 0; i < MAX_STEPS_PER_DRIVE && current; i++) {
         if (current.recoveryPoint === 'done') return;
-        current = await this.step(current);
+        current = await this.step(current, ctx);
       }
       if (current) await this.repo.release(current.id, this.instanceId, 0, null);
     } catch (error) {
@@ -88,12 +123,12 @@ export class CheckoutDriver {
   }
 
   /** One step from the recovery point: the committed order to continue with, or null (handed back/fenced). */
-  private step(order: OrderEntity): Promise<OrderEntity | null> {
+  private step(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     const steps: Record<OrderEntity['recoveryPoint'], (o: OrderEntity) => Promise<OrderEntity | null>> = {
       revalidate: (o) => this.revalidate(o),
-      sign: (o) => this.sign(o),
-      submit: (o) => this.submit(o),
-      track: (o) => this.track(o),
+      sign: (o) => this.sign(o, ctx),
+      submit: (o) => this.submit(o, ctx),
+      track: (o) => this.track(o, ctx),
       lookup: (o) => this.lookup(o),
       refresh: (o) => this.refresh(o),
       done: () => Promise.resolve(null),
@@ -141,15 +176,23 @@ export class CheckoutDriver {
         `The price changed from ${order.expectedPriceMinor} to ${outcome.currentPriceMinor} (minor units)`,
         { currentPriceMinor: outcome.currentPriceMinor },
       );
-    return this.commit(order, 'revalidated', {
-      state: 'revalidated',
-      recoveryPoint: 'sign',
-      batch: outcome.batch,
-      stablecoinDecimals: outcome.decimals,
-    });
+    // The revalidation's result and the attempt's upstream key in one commit, before the signing call.
+    return this.commit(
+      order,
+      ['revalidated', 'signing'],
+      {
+        state: 'signing',
+        recoveryPoint: 'sign',
+        batch: outcome.batch,
+        stablecoinDecimals: outcome.decimals,
+        upstreamIdempotencyKey: this.upstreamKey(order),
+      },
+      null,
+      [{ step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' }, { step: 'signing' }],
+    );
   }
 
-  private async sign(order: OrderEntity): Promise<OrderEntity | null> {
+  private async sign(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     let current: OrderEntity | null = order;
     if (order.state !== 'signing') {
       current = await this.commit(order, 'signing', {
@@ -158,28 +201,20 @@ export class CheckoutDriver {
       });
       if (!current) return null;
     }
-    if (!current.batch) throw new Error('order in signing without a batch');
     crashPoint('before_sign');
+    const signing: OrderEntity = current;
     let record: TxRecord;
     try {
-      ({ record } = await this.transactions.sign({
-        clientId: current.clientId,
-        idempotencyKey: this.transactionKey(current),
-        upstreamIdempotencyKey: current.upstreamIdempotencyKey ?? this.upstreamKey(current),
-        kind: 'user',
-        subject: current.buyerSubject,
-        batch: batchFromWire(current.batch),
-        requestId: current.requestId ?? undefined,
-        onFinal: CHECKOUT_ON_FINAL,
-      }));
+      ({ record } = await this.transactions.sign(this.signInput(signing)));
     } catch (error) {
       // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.finish(current, 'failed', 'SIGNING_REJECTED', error.message);
-      return this.retryLater(current, error);
+        return this.finish(signing, 'failed', 'SIGNING_REJECTED', error.message);
+      return this.retryLater(signing, error);
     }
     crashPoint('after_sign');
-    return this.commit(current, 'signed', {
+    ctx.record = record;
+    return this.commit(signing, 'signed', {
       state: 'signed',
       recoveryPoint: 'submit',
       transactionRecordId: record.id,
@@ -189,67 +224,144 @@ export class CheckoutDriver {
     });
   }
 
-  /**
-   * Sends the order's signed bytes through the ledger (safe to repeat) and returns its record; when the
-   * send fails, returns the order's next step instead: refused (4xx) → these bytes will never land, the
-   * purchase status decides (`lookup`, committed with `onRefused`); anything else → retry later.
-   */
-  private async send(
-    order: OrderEntity,
-    onRefused: OrderPatch,
-  ): Promise<{ record: TxRecord } | { next: OrderEntity | null }> {
+  /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
+  private signInput(order: OrderEntity): Parameters<TransactionsService['sign']>[0] {
+    if (!order.batch) throw new Error('order in signing without a batch');
+    return {
+      clientId: order.clientId,
+      idempotencyKey: this.transactionKey(order),
+      upstreamIdempotencyKey: order.upstreamIdempotencyKey ?? this.upstreamKey(order),
+      kind: 'user',
+      subject: order.buyerSubject,
+      batch: batchFromWire(order.batch),
+      requestId: order.requestId ?? undefined,
+      onFinal: CHECKOUT_ON_FINAL,
+      // Submitted right after: the ledger marks the submission in the statement recording the signature.
+      submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
+    };
+  }
+
+  private async submit(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
+    let stored = ctx.record ?? (await this.ledgerRecord(order));
+    if (stored.phase === 'signing') {
+      // The order's `signed` commit landed, the ledger's did not (a crash between them): sign again with the
+      // same key, which returns the same transaction.
+      try {
+        ({ record: stored } = await this.transactions.sign(this.signInput(order)));
+      } catch (error) {
+        return this.retryLater(order, error);
+      }
+    }
     crashPoint('before_submit');
     let record: TxRecord;
     try {
-      ({ record } = await this.transactions.submit(
-        order.custodialTransactionId ?? '',
-        order.clientId,
-        order.requestId ?? undefined,
-      ));
+      ({ record } = await this.transactions.send(stored, {
+        requestId: order.requestId ?? undefined,
+        followUpMs: this.config.CHECKOUT_LEASE_MS,
+      }));
     } catch (error) {
+      // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return { next: await this.commit(order, 'submitted', onRefused, error.message) };
-      return { next: await this.retryLater(order, error) };
+        return this.commit(
+          order,
+          'submitted',
+          { state: 'submitted', recoveryPoint: 'lookup' },
+          error.message,
+        );
+      return this.retryLater(order, error);
     }
     crashPoint('after_submit');
-    return { record };
-  }
-
-  private async submit(order: OrderEntity): Promise<OrderEntity | null> {
-    const sent = await this.send(order, { state: 'submitted', recoveryPoint: 'lookup' });
-    if ('next' in sent) return sent.next;
-    const { record } = sent;
+    ctx.record = record;
+    ctx.nextPollAt = Date.now() + this.config.CHECKOUT_TRACK_POLL_MS;
     const committed = await this.commit(order, 'submitted', {
       state: 'submitted',
       recoveryPoint: 'track',
       upstreamStatus: record.status,
     });
-    return (
-      committed && (record.finalAt ? this.onLedgerStatus(committed, record) : this.waitForLedger(committed))
-    );
+    return committed && (record.finalAt ? this.onLedgerStatus(committed, record) : committed);
   }
 
-  /** Reads the ledger transaction; not final yet → re-sends the same bytes (safe) to learn its status. */
-  private async track(order: OrderEntity): Promise<OrderEntity | null> {
+  /**
+   * Polls the status in process: re-sends the same bytes (safe) every CHECKOUT_TRACK_POLL_MS after the previous
+   * answer and finalizes as soon as the upstream says final. Bounded by half a lease (the last commit renewed
+   * it): then the order is handed back, due at once, for the worker of any replica to continue.
+   */
+  private async track(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
+    const record = ctx.record ?? (await this.ledgerRecord(order));
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    const handBackAt = Date.now() + Math.max(poll, this.config.CHECKOUT_LEASE_MS / 2);
+    // At most CHECKOUT_WORKER_BATCH orders are polled in process per replica (bounded load under a burst);
+    // beyond that an order is polled once per claim and handed back to the worker, due again after a poll.
+    const slot = this.tracking < this.config.CHECKOUT_WORKER_BATCH;
+    if (slot) this.tracking++;
+    try {
+      return await this.pollLedger(order, ctx, record, handBackAt, slot ? MAX_POLLS_PER_DRIVE : 1);
+    } finally {
+      if (slot) this.tracking--;
+    }
+  }
+
+  private async pollLedger(
+    order: OrderEntity,
+    ctx: DriveContext,
+    start: TxRecord,
+    handBackAt: number,
+    maxPolls: number,
+  ): Promise<OrderEntity | null> {
+    let record = start;
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    for (let polls = 0; polls < maxPolls; polls++) {
+      if (record.finalAt) return this.onLedgerStatus(order, record);
+      const wait = Math.max(0, ctx.nextPollAt - Date.now());
+      if (Date.now() + wait >= handBackAt || this.stopping.signal.aborted) break;
+      if (wait > 0) await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
+      if (this.stopping.signal.aborted) break;
+      crashPoint('before_submit');
+      // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
+      let finished: Promise<OrderEntity | null> | null = null;
+      try {
+        ({ record } = await this.transactions.send(record, {
+          requestId: order.requestId ?? undefined,
+          followUpMs: this.config.CHECKOUT_LEASE_MS,
+          alongsideFinal: (answer) => {
+            crashPoint('after_submit');
+            finished = this.onLedgerStatus(order, answer);
+            return finished;
+          },
+        }));
+      } catch (error) {
+        if (finished) await (finished as Promise<unknown>).catch(() => undefined);
+        if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+          return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
+        return this.retryLater(order, error);
+      }
+      if (finished) return finished;
+      crashPoint('after_submit');
+      ctx.record = record;
+      ctx.nextPollAt = Date.now() + poll;
+    }
+    if (record.finalAt) return this.onLedgerStatus(order, record);
+    return this.waitForLedger(order, maxPolls === 1 ? poll : 0);
+  }
+
+  private async ledgerRecord(order: OrderEntity): Promise<TxRecord> {
     const [stored] = await this.transactions.findByIds(
       order.transactionRecordId ? [order.transactionRecordId] : [],
     );
     if (!stored) throw new Error('order without its ledger transaction');
-    if (stored.finalAt) return this.onLedgerStatus(order, stored);
-    const sent = await this.send(order, { recoveryPoint: 'lookup' });
-    if ('next' in sent) return sent.next;
-    const { record } = sent;
-    return record.finalAt ? this.onLedgerStatus(order, record) : this.waitForLedger(order);
+    return stored;
   }
 
-  private waitForLedger(order: OrderEntity): Promise<null> {
-    return this.repo
-      .release(order.id, this.instanceId, this.config.CHECKOUT_TRACK_POLL_MS, null)
-      .then(() => null);
+  /** Hands a tracked order back, due again in `delayMs` (the worker of any replica continues it). */
+  private waitForLedger(order: OrderEntity, delayMs: number): Promise<null> {
+    return this.repo.release(order.id, this.instanceId, delayMs, null).then(() => null);
   }
 
   /** A final submission status: only `confirmed` completes an order. */
-  private onLedgerStatus(order: OrderEntity, record: TxRecord): Promise<OrderEntity | null> {
+  private onLedgerStatus(
+    order: OrderEntity,
+    record: Pick<TxRecord, 'status' | 'failureReason'>,
+  ): Promise<OrderEntity | null> {
     const status = record.status;
     if (status === 'confirmed')
       return this.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
@@ -269,7 +381,7 @@ export class CheckoutDriver {
         recoveryPoint: 'lookup',
         upstreamStatus: 'expired',
       });
-    return this.waitForLedger(order);
+    return this.waitForLedger(order, this.config.CHECKOUT_TRACK_POLL_MS);
   }
 
   /**
@@ -371,43 +483,49 @@ export class CheckoutDriver {
     });
   }
 
-  /** Commits a step (crash points around it), logs one line and observes final states. */
+  /**
+   * Commits a step (crash points around it; several steps may share one commit), logs one line per step and
+   * observes final states.
+   */
   private async commit(
     order: OrderEntity,
-    name: CommitName,
+    name: CommitName | CommitName[],
     patch: OrderPatch,
     detail: string | null = null,
-    step: string = patch.state ?? name,
+    steps: AuditStep[] | string = patch.state ?? (Array.isArray(name) ? name[0] : name),
   ): Promise<OrderEntity | null> {
-    crashPoint(`before_commit_${name}` as CrashPointName);
+    const names = Array.isArray(name) ? name : [name];
+    const audit = typeof steps === 'string' ? [{ step: steps }] : steps;
+    for (const n of names) crashPoint(`before_commit_${n}` as CrashPointName);
     const committed = await this.repo.commit(
       order.id,
       this.instanceId,
       { state: order.state, attempt: order.attempt },
       patch,
-      { step, detail, requestId: order.requestId },
+      { steps: audit, detail, requestId: order.requestId },
       this.config.CHECKOUT_LEASE_MS,
     );
-    crashPoint(`after_commit_${name}` as CrashPointName);
+    for (const n of names) crashPoint(`after_commit_${n}` as CrashPointName);
     if (!committed) {
       this.logger.warn(
-        { orderId: order.id, requestId: order.requestId, step },
+        { orderId: order.id, requestId: order.requestId, step: audit.map((a) => a.step).join('+') },
         'checkout step fenced out (lease lost)',
       );
       return null;
     }
-    this.logger.log(
-      {
-        orderId: committed.id,
-        requestId: committed.requestId,
-        step,
-        state: committed.state,
-        attempt: committed.attempt,
-        recoveryPoint: committed.recoveryPoint,
-        ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
-      },
-      'checkout step',
-    );
+    for (const a of audit)
+      this.logger.log(
+        {
+          orderId: committed.id,
+          requestId: committed.requestId,
+          step: a.step,
+          state: a.state ?? committed.state,
+          attempt: committed.attempt,
+          recoveryPoint: a.recoveryPoint ?? committed.recoveryPoint,
+          ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
+        },
+        'checkout step',
+      );
     if (!FINAL_ORDER_STATES.includes(order.state) && FINAL_ORDER_STATES.includes(committed.state))
       this.metrics.observeFinal(committed);
     return committed;

@@ -13,6 +13,8 @@ export class CheckoutWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<unknown> | null = null;
   private stopped = false;
+  /** Drives this worker started that are still running. */
+  private readonly drives = new Set<Promise<void>>();
 
   constructor(
     private readonly driver: CheckoutDriver,
@@ -29,14 +31,24 @@ export class CheckoutWorker implements OnApplicationBootstrap, OnModuleDestroy {
     await this.running;
   }
 
-  /** One pass: claim due orders and drive them. Exposed for tests. */
+  /**
+   * One pass: claim due orders (up to the batch size minus the worker's drives still running) and start
+   * driving them. Drives are not awaited, so an order being tracked does not hold up the next pass; the driver
+   * awaits them on shutdown. Exposed for tests.
+   */
   async tick(): Promise<number> {
+    const room = this.config.CHECKOUT_WORKER_BATCH - this.drives.size;
+    if (room <= 0) return 0;
     const orders = await this.driver.repo.claimDue(
       this.driver.instanceId,
       this.config.CHECKOUT_LEASE_MS,
-      this.config.CHECKOUT_WORKER_BATCH,
+      room,
     );
-    await Promise.all(orders.map((order) => this.driver.drive(order)));
+    for (const order of orders) {
+      const drive = this.driver.drive(order);
+      this.drives.add(drive);
+      void drive.finally(() => this.drives.delete(drive));
+    }
     return orders.length;
   }
 

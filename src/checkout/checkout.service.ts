@@ -96,14 +96,14 @@ export class CheckoutService implements OnModuleInit {
       'checkout step',
     );
     crashPoint('after_commit_created');
-    // Driven by this replica now (it holds the lease); the worker takes over if this process dies.
+    // Handed to the driver in process at once (this replica holds the lease): no wait for a worker poll; the
+    // worker takes over if this process dies.
     void this.driver.drive(result.order);
     return { order: await this.view(result.order), replayed: false };
   }
 
-  private async createOrGet(input: NewOrder): Promise<CreateResult> {
-    const existing = await this.driver.repo.findByKey(input.clientId, input.idempotencyKey);
-    if (existing) return { kind: 'existing', order: existing };
+  /** One transaction: the buyer's lock, then the key lookup, the limit counts and the insert in one statement. */
+  private createOrGet(input: NewOrder): Promise<CreateResult> {
     const c = this.config;
     crashPoint('before_commit_created');
     return this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {

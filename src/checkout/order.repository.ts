@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   FINAL_ORDER_STATES,
@@ -67,6 +68,13 @@ export type OrderPatch = Partial<{
   failureReason: string | null;
 }>;
 
+/** One audit row of a commit: its step name and, when it stands for an intermediate state, that state. */
+export interface AuditStep {
+  step: string;
+  state?: OrderState;
+  recoveryPoint?: RecoveryPoint;
+}
+
 type Row = Record<string, unknown>;
 const u64 = (v: unknown): bigint => BigInt(v as string);
 const u64OrNull = (v: unknown): bigint | null => (v === null || v === undefined ? null : BigInt(v as string));
@@ -117,6 +125,12 @@ function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
 }
 
 const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
+
+/** The advisory-lock key of a (client, buyer): the first 8 bytes of a SHA-256, as a signed 64-bit integer. */
+export function buyerLockKey(clientId: string, buyerSubject: string): bigint {
+  const digest = createHash('sha256').update(`orders:${clientId}\n${buyerSubject}`, 'utf8').digest();
+  return digest.readBigInt64BE(0);
+}
 const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs => ${param}::float8 / 1000)`;
 
 /**
@@ -141,78 +155,113 @@ export class OrderRepository {
   /**
    * Inserts the order (state `created`, leased by `owner` so the creating replica drives it first) with its
    * audit row, unless the client already used the key (→ the existing order) or a per-buyer limit is reached.
-   * Serialised per (client, buyer) by an advisory lock so concurrent requests cannot overshoot a limit.
+   * Serialised per (client, buyer) by an advisory lock so concurrent requests cannot overshoot a limit; the
+   * lookup of the key, the limit counts and the insert are one statement after the lock (its snapshot is taken
+   * after the lock is held, so it sees every order committed before).
    */
-  createOrGet(input: NewOrder, owner: string, leaseMs: number, limits: BuyerLimits): Promise<CreateResult> {
-    return this.dataSource.transaction(async (manager) => {
-      await manager.query(`SELECT pg_advisory_xact_lock(hashtextextended($1, 0))`, [
-        `orders:${input.clientId}:${input.buyerSubject}`,
-      ]);
-      const existing = await this.one(
-        `SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2`,
-        [input.clientId, input.idempotencyKey],
-        manager,
+  async createOrGet(
+    input: NewOrder,
+    owner: string,
+    leaseMs: number,
+    limits: BuyerLimits,
+  ): Promise<CreateResult> {
+    const runner = this.dataSource.createQueryRunner();
+    await runner.connect();
+    try {
+      // BEGIN and the buyer's lock in one round trip: a parameterless multi-statement query, safe because the
+      // lock key is a number computed here (never text from the request).
+      await runner.query(
+        `BEGIN; SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})`,
       );
-      if (existing) return { kind: 'existing', order: existing };
-      const [counts] = await this.rows(
-        `SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
-                count(*) FILTER (WHERE event_id = $3 AND state NOT IN ('rejected', 'failed', 'landed_with_error')
-                  AND created_at > clock_timestamp() - make_interval(secs => $4::float8))::int AS per_event
-         FROM orders WHERE client_id = $1 AND buyer_subject = $2`,
-        [input.clientId, input.buyerSubject, input.eventId.toString(), limits.windowSeconds],
-        manager,
-      );
-      const open = (counts?.open as number) ?? 0;
-      const perEvent = (counts?.per_event as number) ?? 0;
-      if (open >= limits.maxOpen) return { kind: 'open_limit', open };
-      if (perEvent >= limits.maxPerEvent) return { kind: 'event_limit', count: perEvent };
-      const order = await this.one(
-        `WITH ins AS (
+      const result = await this.createInTransaction(input, owner, leaseMs, limits, runner.manager);
+      await runner.query('COMMIT');
+      return result;
+    } catch (error) {
+      await runner.query('ROLLBACK').catch(() => undefined);
+      throw error;
+    } finally {
+      await runner.release();
+    }
+  }
+
+  private async createInTransaction(
+    input: NewOrder,
+    owner: string,
+    leaseMs: number,
+    limits: BuyerLimits,
+    manager: EntityManager,
+  ): Promise<CreateResult> {
+    const [row] = await this.rows(
+      `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
+         counts AS (
+           SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
+                  count(*) FILTER (WHERE event_id = $7::u64
+                    AND state NOT IN ('rejected', 'failed', 'landed_with_error')
+                    AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event
+           FROM orders WHERE client_id = $1 AND buyer_subject = $5),
+         ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
              event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
              next_attempt_at)
-           VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, 'created', 'revalidate', $10, ${LEASE('$11')},
-             ${LEASE('$11')})
+           SELECT $1, $2, $3, $4, $5, $6, $7::u64, $8::u64, $9::u64, 'created', 'revalidate', $10, ${LEASE('$11')},
+             ${LEASE('$11')}
+           FROM counts
+           WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13 AND counts.per_event < $14
            RETURNING *),
          ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, actor, request_id)
                 SELECT id, attempt, 'created', state, recovery_point, $10, request_id FROM ins)
-         SELECT * FROM ins`,
-        [
-          input.clientId,
-          input.idempotencyKey,
-          input.fingerprint,
-          input.requestId,
-          input.buyerSubject,
-          input.buyerAddress,
-          input.eventId.toString(),
-          input.ticketId.toString(),
-          input.expectedPriceMinor.toString(),
-          owner,
-          leaseMs,
-        ],
-        manager,
-      );
-      if (!order) throw new Error('order insert returned nothing');
-      return { kind: 'inserted', order };
-    });
+         SELECT o.*, c.open AS limit_open, c.per_event AS limit_per_event,
+                EXISTS (SELECT 1 FROM ins) AS inserted
+         FROM counts c LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM existing) o ON true`,
+      [
+        input.clientId,
+        input.idempotencyKey,
+        input.fingerprint,
+        input.requestId,
+        input.buyerSubject,
+        input.buyerAddress,
+        input.eventId.toString(),
+        input.ticketId.toString(),
+        input.expectedPriceMinor.toString(),
+        owner,
+        leaseMs,
+        limits.windowSeconds,
+        limits.maxOpen,
+        limits.maxPerEvent,
+      ],
+      manager,
+    );
+    if (!row) throw new Error('order insert returned nothing');
+    if (row.id !== null && row.id !== undefined)
+      return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
+    const open = (row.limit_open as number) ?? 0;
+    if (open >= limits.maxOpen) return { kind: 'open_limit', open };
+    return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
   }
 
   /**
    * Commits one step: applies `patch` only if `owner` still holds the lease and the order is still at
    * (`expect.state`, `expect.attempt`), renews the lease, resets the step's failure count and appends the audit
-   * row. A final state sets `final_at`; `recoveryPoint: 'done'` clears `next_attempt_at` (otherwise it is the
-   * lease's end: the worker's fallback if this driver dies). Null: fenced out.
+   * rows (one per step name, in order; a row may name the state/recovery point it stands for, by default the
+   * committed ones). A final state sets `final_at`; `recoveryPoint: 'done'` clears `next_attempt_at` (otherwise
+   * it is the lease's end: the worker's fallback if this driver dies). Null: fenced out.
    */
   commit(
     id: string,
     owner: string,
     expect: { state: OrderState; attempt: number },
     patch: OrderPatch,
-    audit: { step: string; detail?: string | null; requestId?: string | null },
+    audit: { steps: AuditStep[]; detail?: string | null; requestId?: string | null },
     leaseMs: number,
   ): Promise<OrderEntity | null> {
-    const params: unknown[] = [id, owner, expect.state, expect.attempt, leaseMs, audit.step];
-    params.push(audit.detail ?? null, audit.requestId ?? null);
+    const params: unknown[] = [id, owner, expect.state, expect.attempt, leaseMs];
+    params.push(
+      audit.steps.map((s) => s.step),
+      audit.steps.map((s) => s.state ?? null),
+      audit.steps.map((s) => s.recoveryPoint ?? null),
+      audit.detail ?? null,
+      audit.requestId ?? null,
+    );
     const sets: string[] = [];
     for (const [key, value] of Object.entries(patch) as [keyof typeof PATCHABLE, unknown][]) {
       params.push(sqlValue(key, value));
@@ -230,7 +279,10 @@ export class OrderRepository {
          WHERE id = $1 AND lease_owner = $2 AND state = $3 AND attempt = $4
          RETURNING *),
        ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor, request_id)
-              SELECT id, attempt, $6, state, recovery_point, $7, $2, $8 FROM up)
+              SELECT up.id, up.attempt, s.step, COALESCE(s.state, up.state), COALESCE(s.point, up.recovery_point),
+                $9, $2, $10
+              FROM up, unnest($6::text[], $7::text[], $8::text[]) WITH ORDINALITY AS s(step, state, point, n)
+              ORDER BY s.n)
        SELECT * FROM up`,
       params,
     );

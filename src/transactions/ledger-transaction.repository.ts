@@ -114,23 +114,34 @@ export class LedgerTransactionRepository {
     );
   }
 
-  /** Records the signed transaction (first writer wins: a retry with the same key got the same one). */
+  /**
+   * Records the signed transaction (first writer wins: a retry with the same key got the same one). With
+   * `submit` (the caller submits right away) the same statement marks the submission as requested, as
+   * markSubmitRequested does: submitted_at, give-up time, the tracker's fallback look, a `submitted` event.
+   */
   async recordSigned(
     id: string,
     actor: string,
     signed: SignedTransaction,
     digest: string,
+    submit: { giveUpAfterSignMs: number; trackerDelayMs: number } | null = null,
   ): Promise<LedgerTransactionEntity | null> {
     const updated = await this.one(
       `WITH up AS (
          UPDATE ledger_transactions SET phase = 'signed', custodial_transaction_id = $3, signer_address = $4,
            fee_payer_address = $5, signed_transaction = $6, signed_transaction_digest = $7, message = $8,
            signature = $9, fee_payer_signature = $10, required_signers = $11, recent_blockhash = $12,
-           signed_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL, next_attempt_at = NULL,
+           signed_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL,
+           next_attempt_at = CASE WHEN $13::boolean
+             THEN clock_timestamp() + make_interval(secs => $15::float8 / 1000) END,
+           submitted_at = CASE WHEN $13::boolean THEN clock_timestamp() END,
+           give_up_at = CASE WHEN $13::boolean
+             THEN clock_timestamp() + make_interval(secs => $14::float8 / 1000) END,
            last_error = NULL, updated_at = clock_timestamp()
          WHERE id = $1 AND phase = 'signing' RETURNING *),
        ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
-              SELECT id, 'signed', 'signed', $2 FROM up)
+              SELECT up.id, e.type, 'signed', $2 FROM up, (VALUES (1, 'signed'), (2, 'submitted')) AS e (n, type)
+              WHERE e.n = 1 OR $13::boolean ORDER BY e.n)
        SELECT * FROM up`,
       [
         id,
@@ -145,6 +156,9 @@ export class LedgerTransactionRepository {
         signed.feePayerSignature,
         signed.requiredSigners,
         signed.recentBlockhash,
+        submit !== null,
+        submit?.giveUpAfterSignMs ?? 0,
+        submit?.trackerDelayMs ?? 0,
       ],
     );
     return updated ?? this.findById(id);

@@ -9,10 +9,15 @@ import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/tr
 import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
-import type { InstructionBatch } from '../upstream/upstream.types';
+import type { InstructionBatch, SubmissionStatus } from '../upstream/upstream.types';
 import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
-import type { LedgerTransactionEntity, TransactionEvent, WalletKind } from './ledger-transaction.entity';
+import {
+  isFinalStatus,
+  type LedgerTransactionEntity,
+  type TransactionEvent,
+  type WalletKind,
+} from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import {
   isDefiniteRejection,
@@ -40,6 +45,20 @@ export interface SignInput {
    * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
    */
   submitOnSign?: boolean;
+  /**
+   * The caller submits right after signing, in process (`send`): the signature and the submission request are
+   * recorded in one statement (no separate mark before the submission); the tracker's own first look at the
+   * submission is this many ms later.
+   */
+  submitNextFollowUpMs?: number;
+}
+
+export interface SendOptions {
+  requestId?: string;
+  /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
+  followUpMs?: number;
+  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
 }
 
 export interface SignOutcome {
@@ -135,8 +154,7 @@ export class TransactionsService {
       this.config.TX_LEASE_MS,
       this.config.TX_LEASE_MS,
     );
-    if (inserted)
-      return { record: await this.callSign(record, this.instanceId, input.requestId), replayed: false };
+    if (inserted) return { record: await this.callSign(record, this.instanceId, input), replayed: false };
     if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
       throw TransactionErrors.keyReused();
     if (record.phase === 'signed') return { record, replayed: true };
@@ -149,13 +167,49 @@ export class TransactionsService {
       const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
       throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
     }
-    return { record: await this.callSign(claimed, this.instanceId, input.requestId), replayed: false };
+    return { record: await this.callSign(claimed, this.instanceId, input), replayed: false };
   }
 
   /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
   async submit(custodialTransactionId: string, clientId: string, requestId?: string): Promise<SubmitOutcome> {
     const record = await this.owned(custodialTransactionId, clientId);
     return this.submitRecord(record, null, requestId);
+  }
+
+  /**
+   * Submits, or re-sends, the stored bytes of a record the caller already holds (from `sign` or `findByIds`):
+   * for in-process callers that poll for the status (checkout). No re-read. The first submission is marked
+   * before it is sent, as `submit` does; a re-send whose answer changes nothing (the same non-final status) is
+   * not written; the tracker's own next look is `followUpMs` away (the caller polls until then, and if it dies
+   * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
+   */
+  async send(record: LedgerTransactionEntity, options: SendOptions = {}): Promise<SubmitOutcome> {
+    if (record.phase !== 'signed') throw TransactionErrors.notSigned();
+    if (record.finalAt) return { record, answered: true };
+    const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
+    let current = record;
+    if (!current.submittedAt || current.trackingStopped) {
+      const marked = await this.repo.markSubmitRequested(
+        current.id,
+        this.instanceId,
+        this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+        null,
+        followUpMs,
+      );
+      if (!marked) throw TransactionErrors.notSigned();
+      current = marked;
+    }
+    const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
+      nextDelayMs: followUpMs,
+      skipUnchanged: current.submitAttempts > 0,
+      alongsideFinal: options.alongsideFinal,
+    });
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw new AppError(
+        'UPSTREAM_REJECTED',
+        `The upstream refused the submission: ${outcome.record.lastError}`,
+      );
+    return outcome;
   }
 
   /**
@@ -257,7 +311,7 @@ export class TransactionsService {
   private async callSign(
     record: LedgerTransactionEntity,
     actor: string,
-    requestId?: string,
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
   ): Promise<LedgerTransactionEntity> {
     const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
@@ -266,12 +320,22 @@ export class TransactionsService {
         ? this.upstream.signUserTransaction.bind(this.upstream)
         : this.upstream.signIntegratorTransaction.bind(this.upstream);
     try {
-      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, { requestId });
+      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, {
+        requestId: input.requestId,
+      });
+      const submit =
+        input.submitNextFollowUpMs === undefined
+          ? null
+          : {
+              giveUpAfterSignMs: this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+              trackerDelayMs: input.submitNextFollowUpMs,
+            };
       const updated = await this.repo.recordSigned(
         record.id,
         actor,
         signed,
         signedTransactionDigest(signed.signedTransaction),
+        submit,
       );
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       return updated;
@@ -318,8 +382,9 @@ export class TransactionsService {
     record: LedgerTransactionEntity,
     actor: string,
     requestId?: string,
+    options: Pick<SendOptions, 'alongsideFinal'> & { nextDelayMs?: number; skipUnchanged?: boolean } = {},
   ): Promise<SubmitOutcome> {
-    const nextDelay = this.delayFor(record.submitAttempts + 1);
+    const nextDelay = options.nextDelayMs ?? this.delayFor(record.submitAttempts + 1);
     try {
       const result = await this.upstream.submitTransaction(
         {
@@ -328,7 +393,20 @@ export class TransactionsService {
         },
         { requestId },
       );
-      const updated = await this.repo.recordSubmission(record.id, actor, result, nextDelay);
+      // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
+      if (
+        options.skipUnchanged &&
+        result.status === record.status &&
+        !isFinalStatus(result.status) &&
+        (result.failureReason ?? null) === (record.failureReason ?? null) &&
+        record.lastError === null
+      )
+        return { record, answered: true };
+      const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
+      const [updated] = await Promise.all([
+        this.repo.recordSubmission(record.id, actor, result, nextDelay),
+        final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
+      ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {
         this.metrics.observeFinal(updated);

@@ -120,6 +120,19 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     await waitFinal(t.app, other.key, theirs.body.id);
   });
 
+  it('stores a buyer subject and key with quotes, backslashes, $n and semicolons exactly', async () => {
+    const { listing, buyer } = market(t.sandbox, "q'uo\\te$1;-- \u00fc'');");
+    const k = `k'ey\\$2;--${key()}`;
+    const first = await postOrder(t.app, client.key, k, orderBody(listing, buyer));
+    expect(first.status).toBe(202);
+    expect(first.body.buyer).toEqual({ subject: buyer.subject, address: buyer.address });
+    expect(first.body.idempotency_key).toBe(k);
+    const again = await postOrder(t.app, client.key, k, orderBody(listing, buyer));
+    expect({ status: again.status, id: again.body.id }).toEqual({ status: 202, id: first.body.id });
+    expect((await waitFinal(t.app, client.key, first.body.id)).state).toBe('confirmed');
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+  });
+
   it('400 names the field: missing Idempotency-Key, bad u64, unknown field', async () => {
     const { listing, buyer } = market(t.sandbox, 'bad');
     const noKey = await postOrder(t.app, client.key, undefined, orderBody(listing, buyer));

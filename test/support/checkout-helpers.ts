@@ -32,6 +32,7 @@ export const CHECKOUT_TEST_ENV: Record<string, string> = {
 export interface OrderBody {
   id: string;
   idempotency_key: string;
+  buyer: { subject: string; address: string };
   state: string;
   final: boolean;
   meaning: string;
