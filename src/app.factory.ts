@@ -4,6 +4,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
+import { DataSource } from 'typeorm';
 import { AppModule, type AppModuleOptions } from './app.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { AppError } from './common/app-error';
@@ -25,6 +26,8 @@ import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
+import { DB_ACQUIRE_TIMEOUT_MS } from './database/data-source';
+import { DATABASE_BUSY_RETRY_AFTER_S, installPoolGate, isDatabaseBusy } from './database/pool-gate';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
@@ -170,8 +173,20 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       exception instanceof UpstreamError
         ? upstreamToAppError(exception, UNCAUGHT_UPSTREAM_OVERRIDES)
         : undefined,
+    // Pool acquire timeout or database overload anywhere: 503 with Retry-After, never a 500.
+    (exception) =>
+      isDatabaseBusy(exception)
+        ? new AppError(
+            'DATABASE_BUSY',
+            'The service is busy; retry shortly',
+            undefined,
+            DATABASE_BUSY_RETRY_AFTER_S,
+          )
+        : undefined,
   ]);
   app.useGlobalFilters(filter);
+  // Background work (checkout drives, workers) gets at most the pool minus a reserved share.
+  installPoolGate(app.get(DataSource), config.DB_POOL_SIZE, DB_ACQUIRE_TIMEOUT_MS);
   app.useGlobalPipes(createValidationPipe());
 
   const fastify = app.getHttpAdapter().getInstance();

@@ -3,6 +3,7 @@ import { hostname } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { inBackground, poolGateOf, Semaphore } from '../database/pool-gate';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
@@ -55,9 +56,16 @@ export class CheckoutDriver implements OnModuleDestroy {
   private readonly stopping = new AbortController();
   /** Orders being polled in process right now (capped by CHECKOUT_WORKER_BATCH). */
   private tracking = 0;
+  /**
+   * Mirror refreshes running on this replica. A refresh holds a pooled connection for its whole pass and takes
+   * a second one while it finishes, so unbounded they could hold every background connection at once, each
+   * waiting for one more (the pool ran dry under a burst of confirmations). Sized on first use (the pool gate
+   * is installed after the providers are built).
+   */
+  private refreshes: Semaphore | null = null;
 
   constructor(
-    dataSource: DataSource,
+    private readonly dataSource: DataSource,
     private readonly config: CheckoutConfig,
     private readonly transactions: TransactionsService,
     private readonly upstream: UpstreamClient,
@@ -87,7 +95,11 @@ export class CheckoutDriver implements OnModuleDestroy {
   }
 
   /** Claims the order (if free) and drives it; never throws. */
-  async wake(orderId: string): Promise<void> {
+  wake(orderId: string): Promise<void> {
+    return inBackground(() => this.claimAndDrive(orderId));
+  }
+
+  private async claimAndDrive(orderId: string): Promise<void> {
     try {
       const claimed = await this.repo.claimOne(orderId, this.instanceId, this.config.CHECKOUT_LEASE_MS);
       if (claimed) await this.drive(claimed);
@@ -98,7 +110,8 @@ export class CheckoutDriver implements OnModuleDestroy {
 
   /** Runs steps of an order this replica holds until it waits, is final, or loses the lease; never throws. */
   drive(order: OrderEntity): Promise<void> {
-    const run = this.run(order);
+    // Background work: its connections come out of the pool's background share (database/pool-gate.ts).
+    const run = inBackground(() => this.run(order));
     this.active.add(run);
     void run.finally(() => this.active.delete(run));
     return run;
@@ -451,9 +464,20 @@ export class CheckoutDriver implements OnModuleDestroy {
 
   private async refresh(order: OrderEntity): Promise<OrderEntity | null> {
     crashPoint('before_refresh');
+    let releasePermit: () => void;
+    try {
+      releasePermit = await this.refreshPermits().acquire(
+        this.config.CHECKOUT_LEASE_MS / 2,
+        () => new Error('no mirror refresh slot free'),
+      );
+    } catch {
+      // Busy with other refreshes: due again after a poll, not counted as a failed try.
+      return this.waitForLedger(order, this.config.CHECKOUT_TRACK_POLL_MS);
+    }
     try {
       await this.catalog.refreshEvent(order.eventId);
     } catch (error) {
+      releasePermit();
       if (order.stepFailures + 1 < MAX_REFRESH_TRIES) return this.retryLater(order, error);
       return this.commit(
         order,
@@ -463,8 +487,16 @@ export class CheckoutDriver implements OnModuleDestroy {
         'mirror_refresh_abandoned',
       );
     }
+    releasePermit();
     crashPoint('after_refresh');
     return this.commit(order, 'final', { recoveryPoint: 'done' }, null, 'mirror_refreshed');
+  }
+
+  /** At most a quarter of the pool's background share in refreshes at once (each may hold two connections). */
+  private refreshPermits(): Semaphore {
+    const background = poolGateOf(this.dataSource)?.background ?? this.config.CHECKOUT_WORKER_BATCH;
+    this.refreshes ??= new Semaphore(Math.max(1, Math.floor(background / 4)));
+    return this.refreshes;
   }
 
   private finish(

@@ -1,4 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
+import { inBackground } from '../database/pool-gate';
 import { CheckoutConfig } from '../config/checkout.config';
 import { CheckoutDriver } from './checkout.driver';
 
@@ -55,7 +56,7 @@ export class CheckoutWorker implements OnApplicationBootstrap, OnModuleDestroy {
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.tick()
+      this.running = inBackground(() => this.tick())
         .catch((error: unknown) => this.logger.warn({ err: error }, 'checkout worker pass failed'))
         .finally(() => {
           this.running = null;

@@ -25,6 +25,8 @@ export const ERROR_HTTP_STATUS = {
   INTERNAL: 500,
   UPSTREAM_UNAVAILABLE: 502,
   SERVICE_UNAVAILABLE: 503,
+  /** The database is overloaded (no connection in time, too many connections, statement timeout): retry. */
+  DATABASE_BUSY: 503,
   UPSTREAM_TIMEOUT: 504,
 } as const;
 

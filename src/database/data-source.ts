@@ -1,6 +1,9 @@
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 
+/** How long a statement waits for a pooled connection before the pool gives up (→ 503 DATABASE_BUSY). */
+export const DB_ACQUIRE_TIMEOUT_MS = 5000;
+
 export interface DatabaseSettings {
   url: string;
   poolSize?: number;
@@ -22,7 +25,7 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     applicationName: settings.applicationName ?? 'ticket-resale-bff',
     extra: {
       max: settings.poolSize ?? 10,
-      connectionTimeoutMillis: 5000,
+      connectionTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS,
       // A statement that runs longer than this is a bug or a lock pile-up, not a slow page.
       statement_timeout: 30_000,
     },

@@ -1,5 +1,6 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { TransactionsConfig } from '../config/transactions.config';
+import { inBackground } from '../database/pool-gate';
 import { TransactionsService } from './transactions.service';
 
 /**
@@ -42,7 +43,7 @@ export class TransactionsTracker implements OnApplicationBootstrap, OnModuleDest
   private schedule(): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
-      this.running = this.tick()
+      this.running = inBackground(() => this.tick())
         .then(() => undefined)
         .catch((error: unknown) => this.logger.warn({ err: error }, 'tracker pass failed'))
         .finally(() => {
