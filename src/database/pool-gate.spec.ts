@@ -55,8 +55,9 @@ describe(reservedConnections.name, () => {
   });
 });
 
+const pgError = (code: string): Error => Object.assign(new Error('pg'), { code });
+
 describe(isDatabaseBusy.name, () => {
-  const pgError = (code: string): Error => Object.assign(new Error('pg'), { code });
   it.each([
     ['pool acquire timeout', new Error('timeout exceeded when trying to connect')],
     ['connect timeout', new Error('Connection terminated due to connection timeout')],
