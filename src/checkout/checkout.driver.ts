@@ -227,14 +227,22 @@ export class CheckoutDriver implements OnModuleDestroy {
     }
     crashPoint('after_sign');
     ctx.record = record;
-    return this.commit(signing, 'signed', {
-      state: 'signed',
-      recoveryPoint: 'submit',
-      transactionRecordId: record.id,
-      custodialTransactionId: record.custodialTransactionId,
-      // The ledger's id of a transaction is its first signature, the fee payer's.
-      transactionSignature: record.feePayerSignature,
-    });
+    // The order's `signed` commit runs alongside the first submission. Safe: the order and its upstream key were
+    // committed before signing and the ledger holds the signed bytes (marked submitted in the statement that
+    // recorded them); if this process dies before the commit lands, recovery signs again with the same key
+    // (the upstream returns the same transaction) and re-sends the same bytes.
+    const [committed, sent] = await Promise.all([
+      this.commit(signing, 'signed', {
+        state: 'signed',
+        recoveryPoint: 'submit',
+        transactionRecordId: record.id,
+        custodialTransactionId: record.custodialTransactionId,
+        // The ledger's id of a transaction is its first signature, the fee payer's.
+        transactionSignature: record.feePayerSignature,
+      }),
+      this.sendSigned(signing, record),
+    ]);
+    return committed && this.afterSubmission(committed, sent, ctx);
   }
 
   /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
@@ -265,14 +273,35 @@ export class CheckoutDriver implements OnModuleDestroy {
         return this.retryLater(order, error);
       }
     }
+    return this.afterSubmission(order, await this.sendSigned(order, stored), ctx);
+  }
+
+  /** Sends the signed bytes (safe to repeat); the ledger's record after it, or the error (never throws it). */
+  private async sendSigned(
+    order: OrderEntity,
+    stored: TxRecord,
+  ): Promise<{ record: TxRecord } | { error: unknown }> {
     crashPoint('before_submit');
-    let record: TxRecord;
     try {
-      ({ record } = await this.transactions.send(stored, {
+      const { record } = await this.transactions.send(stored, {
         requestId: order.requestId ?? undefined,
         followUpMs: this.config.CHECKOUT_LEASE_MS,
-      }));
+      });
+      crashPoint('after_submit');
+      return { record };
     } catch (error) {
+      return { error };
+    }
+  }
+
+  /** Commits the first submission's outcome on the order (at `signed`): tracked on, or looked up if refused. */
+  private async afterSubmission(
+    order: OrderEntity,
+    sent: { record: TxRecord } | { error: unknown },
+    ctx: DriveContext,
+  ): Promise<OrderEntity | null> {
+    if ('error' in sent) {
+      const { error } = sent;
       // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
         return this.commit(
@@ -283,7 +312,7 @@ export class CheckoutDriver implements OnModuleDestroy {
         );
       return this.retryLater(order, error);
     }
-    crashPoint('after_submit');
+    const { record } = sent;
     ctx.record = record;
     ctx.nextPollAt = Date.now() + this.config.CHECKOUT_TRACK_POLL_MS;
     const committed = await this.commit(order, 'submitted', {
