@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { escapeLiteral, type PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
 import {
   FINAL_ORDER_STATES,
@@ -134,6 +135,44 @@ export function buyerLockKey(clientId: string, buyerSubject: string): bigint {
 const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs => ${param}::float8 / 1000)`;
 
 /**
+ * The order insert (after the buyer's lock): the existing order of the key, else the buyer's limit counts, else
+ * the new order with its `created` audit row. One row: the order (inserted or existing) and the counts.
+ */
+const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
+         counts AS (
+           SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
+                  count(*) FILTER (WHERE event_id = $7::u64
+                    AND state NOT IN ('rejected', 'failed', 'landed_with_error')
+                    AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event
+           FROM orders WHERE client_id = $1 AND buyer_subject = $5),
+         ins AS (
+           INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
+             event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
+             next_attempt_at)
+           SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::u64, $8::u64, $9::u64, 'created',
+             'revalidate', $10::text, ${LEASE('$11')},
+             ${LEASE('$11')}
+           FROM counts
+           WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13::int AND counts.per_event < $14::int
+           RETURNING *),
+         ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, actor, request_id)
+                SELECT id, attempt, 'created', state, recovery_point, $10::text, request_id FROM ins)
+         SELECT o.*, c.open AS limit_open, c.per_event AS limit_per_event,
+                EXISTS (SELECT 1 FROM ins) AS inserted
+         FROM counts c LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM existing) o ON true`;
+
+/** Inlines `$n` parameters as quoted literals (pg's escapeLiteral; null → NULL) for a simple query. */
+function inlineParams(sql: string, params: readonly unknown[]): string {
+  return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
+    const value = params[Number(n) - 1];
+    if (value === null || value === undefined) return 'NULL';
+    if (typeof value !== 'string' && typeof value !== 'number')
+      throw new Error(`cannot inline parameter ${n}`);
+    return escapeLiteral(String(value));
+  });
+}
+
+/**
  * The only code that reads or writes `orders` and `order_steps`. Hand-written SQL: every step is one
  * conditional UPDATE fenced by the lease owner and the expected (state, attempt), with its audit row appended
  * in the same statement, so two drivers can never both commit a step and the audit never disagrees.
@@ -166,77 +205,46 @@ export class OrderRepository {
     limits: BuyerLimits,
   ): Promise<CreateResult> {
     const runner = this.dataSource.createQueryRunner();
-    await runner.connect();
+    const client = (await runner.connect()) as PoolClient;
     try {
-      // BEGIN and the buyer's lock in one round trip: a parameterless multi-statement query, safe because the
-      // lock key is a number computed here (never text from the request).
-      await runner.query(
-        `BEGIN; SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})`,
-      );
-      const result = await this.createInTransaction(input, owner, leaseMs, limits, runner.manager);
-      await runner.query('COMMIT');
-      return result;
-    } catch (error) {
-      await runner.query('ROLLBACK').catch(() => undefined);
-      throw error;
+      // One round trip: a multi-statement simple query runs as one transaction, each statement with its own
+      // snapshot, so the second one sees every order committed before the lock was granted. Simple queries take
+      // no parameters: every value is inlined as a quoted literal (pg's escapeLiteral); the lock key is a number.
+      // A replay (the key already has its order) takes no lock: it is answered by the second statement alone.
+      const key = inlineParams(`client_id = $1 AND idempotency_key = $2`, [
+        input.clientId,
+        input.idempotencyKey,
+      ]);
+      const results = (await client.query(
+        `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})
+           WHERE NOT EXISTS (SELECT 1 FROM orders WHERE ${key});
+         ${inlineParams(CREATE_SQL, [
+           input.clientId,
+           input.idempotencyKey,
+           input.fingerprint,
+           input.requestId,
+           input.buyerSubject,
+           input.buyerAddress,
+           input.eventId.toString(),
+           input.ticketId.toString(),
+           input.expectedPriceMinor.toString(),
+           owner,
+           leaseMs,
+           limits.windowSeconds,
+           limits.maxOpen,
+           limits.maxPerEvent,
+         ])}`,
+      )) as unknown as { rows: Row[] }[];
+      const row = results[1]?.rows[0];
+      if (!row) throw new Error('order insert returned nothing');
+      if (row.id !== null && row.id !== undefined)
+        return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
+      const open = (row.limit_open as number) ?? 0;
+      if (open >= limits.maxOpen) return { kind: 'open_limit', open };
+      return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
     } finally {
       await runner.release();
     }
-  }
-
-  private async createInTransaction(
-    input: NewOrder,
-    owner: string,
-    leaseMs: number,
-    limits: BuyerLimits,
-    manager: EntityManager,
-  ): Promise<CreateResult> {
-    const [row] = await this.rows(
-      `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
-         counts AS (
-           SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
-                  count(*) FILTER (WHERE event_id = $7::u64
-                    AND state NOT IN ('rejected', 'failed', 'landed_with_error')
-                    AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event
-           FROM orders WHERE client_id = $1 AND buyer_subject = $5),
-         ins AS (
-           INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
-             event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
-             next_attempt_at)
-           SELECT $1, $2, $3, $4, $5, $6, $7::u64, $8::u64, $9::u64, 'created', 'revalidate', $10, ${LEASE('$11')},
-             ${LEASE('$11')}
-           FROM counts
-           WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13 AND counts.per_event < $14
-           RETURNING *),
-         ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, actor, request_id)
-                SELECT id, attempt, 'created', state, recovery_point, $10, request_id FROM ins)
-         SELECT o.*, c.open AS limit_open, c.per_event AS limit_per_event,
-                EXISTS (SELECT 1 FROM ins) AS inserted
-         FROM counts c LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM existing) o ON true`,
-      [
-        input.clientId,
-        input.idempotencyKey,
-        input.fingerprint,
-        input.requestId,
-        input.buyerSubject,
-        input.buyerAddress,
-        input.eventId.toString(),
-        input.ticketId.toString(),
-        input.expectedPriceMinor.toString(),
-        owner,
-        leaseMs,
-        limits.windowSeconds,
-        limits.maxOpen,
-        limits.maxPerEvent,
-      ],
-      manager,
-    );
-    if (!row) throw new Error('order insert returned nothing');
-    if (row.id !== null && row.id !== undefined)
-      return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
-    const open = (row.limit_open as number) ?? 0;
-    if (open >= limits.maxOpen) return { kind: 'open_limit', open };
-    return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
   }
 
   /**

@@ -120,7 +120,7 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     await waitFinal(t.app, other.key, theirs.body.id);
   });
 
-  it('stores a buyer subject and key with quotes, backslashes, $n and semicolons exactly', async () => {
+  it('stores a buyer subject and key with quotes, backslashes, $n and semicolons exactly (the create query inlines them)', async () => {
     const { listing, buyer } = market(t.sandbox, "q'uo\\te$1;-- \u00fc'');");
     const k = `k'ey\\$2;--${key()}`;
     const first = await postOrder(t.app, client.key, k, orderBody(listing, buyer));
