@@ -280,15 +280,15 @@ export class CheckoutDriver implements OnModuleDestroy {
   private async sendSigned(
     order: OrderEntity,
     stored: TxRecord,
-  ): Promise<{ record: TxRecord } | { error: unknown }> {
+  ): Promise<{ record: TxRecord; answeredAt?: number } | { error: unknown }> {
     crashPoint('before_submit');
     try {
-      const { record } = await this.transactions.send(stored, {
+      const { record, answeredAt } = await this.transactions.send(stored, {
         requestId: order.requestId ?? undefined,
         followUpMs: this.config.CHECKOUT_LEASE_MS,
       });
       crashPoint('after_submit');
-      return { record };
+      return { record, answeredAt };
     } catch (error) {
       return { error };
     }
@@ -297,7 +297,7 @@ export class CheckoutDriver implements OnModuleDestroy {
   /** Commits the first submission's outcome on the order (at `signed`): tracked on, or looked up if refused. */
   private async afterSubmission(
     order: OrderEntity,
-    sent: { record: TxRecord } | { error: unknown },
+    sent: { record: TxRecord; answeredAt?: number } | { error: unknown },
     ctx: DriveContext,
   ): Promise<OrderEntity | null> {
     if ('error' in sent) {
@@ -312,9 +312,10 @@ export class CheckoutDriver implements OnModuleDestroy {
         );
       return this.retryLater(order, error);
     }
-    const { record } = sent;
+    const { record, answeredAt } = sent;
     ctx.record = record;
-    ctx.nextPollAt = Date.now() + this.config.CHECKOUT_TRACK_POLL_MS;
+    // The next look is one poll after the answer arrived (as any client polling), not after its records.
+    ctx.nextPollAt = (answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
     const committed = await this.commit(order, 'submitted', {
       state: 'submitted',
       recoveryPoint: 'track',
@@ -361,8 +362,9 @@ export class CheckoutDriver implements OnModuleDestroy {
       crashPoint('before_submit');
       // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
       let finished: Promise<OrderEntity | null> | null = null;
+      let answeredAt: number | undefined;
       try {
-        ({ record } = await this.transactions.send(record, {
+        ({ record, answeredAt } = await this.transactions.send(record, {
           requestId: order.requestId ?? undefined,
           followUpMs: this.config.CHECKOUT_LEASE_MS,
           alongsideFinal: (answer) => {
@@ -380,7 +382,7 @@ export class CheckoutDriver implements OnModuleDestroy {
       if (finished) return finished;
       crashPoint('after_submit');
       ctx.record = record;
-      ctx.nextPollAt = Date.now() + poll;
+      ctx.nextPollAt = (answeredAt ?? Date.now()) + poll;
     }
     if (record.finalAt) return this.onLedgerStatus(order, record);
     return this.waitForLedger(order, maxPolls === 1 ? poll : 0);

@@ -71,6 +71,8 @@ export interface SubmitOutcome {
   record: LedgerTransactionEntity;
   /** The upstream answered this submission (false: outcome unknown, tracked in the background). */
   answered: boolean;
+  /** When the upstream's answer arrived (Date.now()), before it was recorded: a poller's next look counts from it. */
+  answeredAt?: number;
 }
 
 /** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
@@ -393,6 +395,7 @@ export class TransactionsService {
         },
         { requestId },
       );
+      const answeredAt = Date.now();
       // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
       if (
         options.skipUnchanged &&
@@ -401,7 +404,7 @@ export class TransactionsService {
         (result.failureReason ?? null) === (record.failureReason ?? null) &&
         record.lastError === null
       )
-        return { record, answered: true };
+        return { record, answered: true, answeredAt };
       const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
       const [updated] = await Promise.all([
         this.repo.recordSubmission(record.id, actor, result, nextDelay),
@@ -415,7 +418,7 @@ export class TransactionsService {
           'ledger transaction final',
         );
       }
-      return { record: updated, answered: true };
+      return { record: updated, answered: true, answeredAt };
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
