@@ -144,6 +144,10 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           SYNC_ENABLED: 'false',
           SYNC_ON_STARTUP: 'false',
           CHECKOUT_TRACK_POLL_MS: String(POLL_MS),
+          // BENCH_CHECKOUT_CPU_PROF=<dir>: a V8 CPU profile of the replica, written when it stops.
+          ...(process.env.BENCH_CHECKOUT_CPU_PROF
+            ? { BENCH_CPU_PROF_DIR: process.env.BENCH_CHECKOUT_CPU_PROF }
+            : {}),
         },
       }),
     );

@@ -46,7 +46,10 @@ export class ServiceReplica {
   startDetached(extraEnv: Record<string, string> = {}): Managed {
     if (this.up) throw new Error(`${this.name} is already running`);
     this.starts++;
-    this.proc = this.group.spawn(`${this.name}#${this.starts}`, ['dist/src/main.js'], {
+    // BENCH_CPU_PROF_DIR in the replica's env: a V8 CPU profile of it, written there when it stops.
+    const prof = this.env.BENCH_CPU_PROF_DIR;
+    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, 'dist/src/main.js'] : ['dist/src/main.js'];
+    this.proc = this.group.spawn(`${this.name}#${this.starts}`, args, {
       ...this.env,
       ...extraEnv,
       HOST: '127.0.0.1',
