@@ -237,6 +237,29 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
          FROM order_steps) s
        WHERE d IS NOT NULL GROUP BY step ORDER BY min(id)`,
     );
+    // The signing and submission steps against the ledger's own events (transactions module), medians.
+    const ledger = await db.query<Record<string, string>>(
+      `WITH s AS (SELECT order_id, min(at) FILTER (WHERE step = 'signing') AS signing,
+                    min(at) FILTER (WHERE step = 'signed') AS signed,
+                    min(at) FILTER (WHERE step = 'submitted') AS submitted
+                  FROM order_steps GROUP BY order_id),
+         e AS (SELECT transaction_id, min(at) FILTER (WHERE type = 'created') AS created,
+                 min(at) FILTER (WHERE type = 'signed') AS signed,
+                 min(at) FILTER (WHERE type = 'status') AS answered
+               FROM ledger_transaction_events GROUP BY transaction_id),
+         d AS (SELECT extract(epoch FROM e.created - s.signing) * 1000 AS a,
+                 extract(epoch FROM e.signed - e.created) * 1000 AS b,
+                 extract(epoch FROM s.signed - e.signed) * 1000 AS c,
+                 extract(epoch FROM e.answered - e.signed) * 1000 AS d,
+                 extract(epoch FROM s.submitted - e.answered) * 1000 AS f
+               FROM orders o JOIN s ON s.order_id = o.id JOIN e ON e.transaction_id = o.transaction_record_id)
+       SELECT percentile_cont(0.5) WITHIN GROUP (ORDER BY a) AS a, percentile_cont(0.5) WITHIN GROUP (ORDER BY b) AS b,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY c) AS c, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS d,
+              percentile_cont(0.5) WITHIN GROUP (ORDER BY f) AS f FROM d`,
+    );
+    const l = ledger.rows[0] ?? {};
+    const f1 = (v: string | undefined): string => Number(v ?? NaN).toFixed(1);
+    const ledgerBreakdown = `order signing → ledger row ${f1(l.a)}, → ledger signed (sign call) ${f1(l.b)}, → order signed ${f1(l.c)}; ledger signed → first answer recorded ${f1(l.d)} → order submitted ${f1(l.f)}`;
     const breakdown = [
       `created ${percentile(toCreated, 50).toFixed(1)} (from POST sent)`,
       ...steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`),
@@ -254,6 +277,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
         ],
         ['overhead (paired)', `p50 ${ms(p50)}, p99 ${ms(percentile(overhead, 99))}`],
         ['median ms from the previous step to', breakdown],
+        ['ledger (median ms)', ledgerBreakdown],
         [
           'direct: median ms per phase',
           Object.entries(phases)
