@@ -26,6 +26,7 @@ interface Listing {
 }
 
 const ms = (v: number): string => `${v.toFixed(1)} ms`;
+const f1 = (v: string | undefined): string => Number(v ?? NaN).toFixed(1);
 
 async function upstream<T>(url: string, init: RequestInit = {}): Promise<T> {
   const res = await fetch(url, {
@@ -258,7 +259,6 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
               percentile_cont(0.5) WITHIN GROUP (ORDER BY f) AS f FROM d`,
     );
     const l = ledger.rows[0] ?? {};
-    const f1 = (v: string | undefined): string => Number(v ?? NaN).toFixed(1);
     const ledgerBreakdown = `order signing → ledger row ${f1(l.a)}, → ledger signed (sign call) ${f1(l.b)}, → order signed ${f1(l.c)}; ledger signed → first answer recorded ${f1(l.d)} → order submitted ${f1(l.f)}`;
     const breakdown = [
       `created ${percentile(toCreated, 50).toFixed(1)} (from POST sent)`,
