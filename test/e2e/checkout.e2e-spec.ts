@@ -150,6 +150,13 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
       'expected_price_minor',
       'extra',
     ]);
+    // PostgreSQL text cannot hold NUL (and the create query inlines the subject): a 400, never a 500.
+    const nul = await postOrder(t.app, client.key, key(), {
+      ...orderBody(listing, buyer),
+      buyer_subject: 'a\u0000b',
+    });
+    expect(nul.status).toBe(400);
+    expect(nul.body.error?.details?.map((d) => d.field)).toEqual(['buyer_subject']);
     const wait = await getOrder(
       t.app,
       client.key,

@@ -7,6 +7,8 @@ export class CreateOrderDto {
   @ApiProperty({ description: "The buyer's user subject (its custodial user wallet signs the purchase)" })
   @IsString()
   @Length(1, 255)
+  // PostgreSQL text cannot hold NUL: refused here (400) rather than failing in the database (500).
+  @Matches(/^[^\0]*$/, { message: 'buyer_subject must not contain NUL characters' })
   buyer_subject: string;
 
   @ApiProperty({ description: "The buyer's custodial user wallet address (receives the ticket, pays)" })
