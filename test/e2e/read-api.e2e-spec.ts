@@ -90,6 +90,38 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
     expect(cross.statusCode).toBe(400);
   });
 
+  it('pages events across equal start times into the undated ones, with and without a name search', async () => {
+    // Ids out of start order, two equal start times, three undated events, one removed: every page size
+    // walks the same order, and a page may end on a dated event with undated ones still to come.
+    await seed.events([
+      { eventId: '8', name: 'Gala one', startAt: '2027-03-01T00:00:00Z' },
+      { eventId: '2', name: 'Gala two', startAt: '2027-01-01T00:00:00Z' },
+      { eventId: '6', name: 'Match', startAt: '2027-01-01T00:00:00Z' },
+      { eventId: '4', name: 'GALA three', startAt: '2027-02-01T00:00:00Z' },
+      { eventId: '9', name: 'Gala tba', startAt: null },
+      { eventId: '3', name: 'Match tba', startAt: null },
+      { eventId: '5', name: 'gala later', startAt: null },
+      { eventId: '7', name: 'Gala gone', startAt: '2027-01-15T00:00:00Z', removed: true },
+    ]);
+    const walk = async (query: string, limit: number): Promise<unknown[]> => {
+      const ids: unknown[] = [];
+      let cursor: string | null = null;
+      for (let page = 0; page < 20; page++) {
+        const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+        const body: Page<Json> = await ok<Page<Json>>(`/v1/events?limit=${limit}${query}${suffix}`);
+        ids.push(...body.items.map((e) => e.event_id));
+        cursor = body.next_cursor;
+        if (cursor === null) return ids;
+      }
+      throw new Error('walk did not end');
+    };
+    for (const limit of [1, 2, 3, 4, 7, 100]) {
+      expect(await walk('', limit)).toEqual(['2', '6', '4', '8', '3', '5', '9']);
+      expect(await walk('&q=gala', limit)).toEqual(['2', '4', '8', '5', '9']);
+      expect(await walk('&starts_before=2027-02-15T00:00:00Z', limit)).toEqual(['2', '6', '4']);
+    }
+  });
+
   it('shows one event with its listing summary, 404 unknown, 410 removed, 400 for a malformed id', async () => {
     await seed.protocolConfig(6, MINT);
     await seed.events([
