@@ -43,6 +43,20 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
     return res.json<T>();
   }
 
+  /** Every event id of a walk through all pages of `/v1/events?limit=…<query>`. */
+  async function walkEvents(query: string, limit: number): Promise<unknown[]> {
+    const ids: unknown[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 20; page++) {
+      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const body: Page<Json> = await ok<Page<Json>>(`/v1/events?limit=${limit}${query}${suffix}`);
+      ids.push(...body.items.map((e) => e.event_id));
+      cursor = body.next_cursor;
+      if (cursor === null) return ids;
+    }
+    throw new Error('walk did not end');
+  }
+
   it('lists events by start time then id, unparsed start times last, with name search and time window', async () => {
     await seed.events([
       { eventId: '3', name: 'Opera Night', startAt: '2027-01-02T00:00:00Z' },
@@ -103,22 +117,10 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
       { eventId: '5', name: 'gala later', startAt: null },
       { eventId: '7', name: 'Gala gone', startAt: '2027-01-15T00:00:00Z', removed: true },
     ]);
-    const walk = async (query: string, limit: number): Promise<unknown[]> => {
-      const ids: unknown[] = [];
-      let cursor: string | null = null;
-      for (let page = 0; page < 20; page++) {
-        const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
-        const body: Page<Json> = await ok<Page<Json>>(`/v1/events?limit=${limit}${query}${suffix}`);
-        ids.push(...body.items.map((e) => e.event_id));
-        cursor = body.next_cursor;
-        if (cursor === null) return ids;
-      }
-      throw new Error('walk did not end');
-    };
     for (const limit of [1, 2, 3, 4, 7, 100]) {
-      expect(await walk('', limit)).toEqual(['2', '6', '4', '8', '3', '5', '9']);
-      expect(await walk('&q=gala', limit)).toEqual(['2', '4', '8', '5', '9']);
-      expect(await walk('&starts_before=2027-02-15T00:00:00Z', limit)).toEqual(['2', '6', '4']);
+      expect(await walkEvents('', limit)).toEqual(['2', '6', '4', '8', '3', '5', '9']);
+      expect(await walkEvents('&q=gala', limit)).toEqual(['2', '4', '8', '5', '9']);
+      expect(await walkEvents('&starts_before=2027-02-15T00:00:00Z', limit)).toEqual(['2', '6', '4']);
     }
   });
 
