@@ -168,6 +168,19 @@ export class CatalogMirrorRepository {
   }
 
   /**
+   * Several listings by key in one round trip (one primary-key probe per key), active or removed; keys
+   * never mirrored are simply absent. Prepared: the plan is the same nested loop for any keys.
+   */
+  async listingsByKey(keys: readonly (readonly [string, string])[]): Promise<ListingRow[]> {
+    const rows = await this.prepared<ListingTextRow>(
+      `SELECT ${LISTING_COLUMNS} FROM unnest($1::numeric[], $2::numeric[]) AS k(e, t)
+       JOIN listings ON listings.event_id = k.e AND listings.ticket_id = k.t`,
+      [keys.map((k) => k[0]), keys.map((k) => k[1])],
+    );
+    return rows.map(listingRow);
+  }
+
+  /**
    * One page (limit + 1 rows) of events ordered by (start_at, event_id), events whose start could not be
    * parsed last (NULLS LAST, as the index). A first page without a time window is one scan in the index's
    * own order (ASC NULLS LAST); after a dated position, two index range scans glued in order instead of an
