@@ -168,9 +168,23 @@ export class CatalogMirrorRepository {
   }
 
   /**
+   * Several listings by key in one round trip (one primary-key probe per key), active or removed; keys
+   * never mirrored are simply absent. Prepared: the plan is the same nested loop for any keys.
+   */
+  async listingsByKey(keys: readonly (readonly [string, string])[]): Promise<ListingRow[]> {
+    const rows = await this.prepared<ListingTextRow>(
+      `SELECT ${LISTING_COLUMNS} FROM unnest($1::numeric[], $2::numeric[]) AS k(e, t)
+       JOIN listings ON listings.event_id = k.e AND listings.ticket_id = k.t`,
+      [keys.map((k) => k[0]), keys.map((k) => k[1])],
+    );
+    return rows.map(listingRow);
+  }
+
+  /**
    * One page (limit + 1 rows) of events ordered by (start_at, event_id), events whose start could not be
-   * parsed last (NULLS LAST, as the index). Two index range scans glued in order instead of an OR, so
-   * each stays an index scan.
+   * parsed last (NULLS LAST, as the index). A first page without a time window is one scan in the index's
+   * own order (ASC NULLS LAST); after a dated position, two index range scans glued in order instead of an
+   * OR, so each stays an index scan (a time window or an undated position needs one of the two only).
    */
   async eventsPage(query: EventsQuery): Promise<EventRow[]> {
     const p = new Params();
@@ -180,35 +194,39 @@ export class CatalogMirrorRepository {
       where.push(`lower(name) LIKE ${p.add(pattern, 'text')}`);
     }
     const limit = p.add(query.limit + 1, 'int');
-    const dated = [...where, 'start_at IS NOT NULL'];
+    const windowed = query.startsAfter !== undefined || query.startsBefore !== undefined;
+    const dated = [...where];
     if (query.startsAfter !== undefined) dated.push(`start_at > ${p.add(query.startsAfter, 'timestamptz')}`);
     if (query.startsBefore !== undefined)
       dated.push(`start_at < ${p.add(query.startsBefore, 'timestamptz')}`);
-    const undated = [...where, 'start_at IS NULL'];
+    const scan = (conditions: string[], order: string): string =>
+      `(SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE ${conditions.join(' AND ')}
+        ORDER BY ${order} LIMIT ${limit})`;
+    const byStart = 'events.start_at, events.event_id';
     const [afterKey, afterId] = query.after ?? [];
-    let includeDated = true;
-    if (query.after && afterKey !== null && afterKey !== undefined) {
+    const parts: string[] = [];
+    if (query.after === undefined) {
+      // A window bounds start_at, which excludes the undated events; without one the index order (NULLS
+      // LAST) is already the page order, undated events included: one scan, as a hand-written query.
+      parts.push(scan(windowed ? [...dated, 'start_at IS NOT NULL'] : dated, byStart));
+    } else if (afterKey !== null && afterKey !== undefined) {
       dated.push(
         `(start_at, event_id) > (${p.add(afterKey, 'timestamptz')}, ${p.add(afterId ?? '0', 'numeric')})`,
       );
-    } else if (query.after) {
-      includeDated = false;
-      undated.push(`event_id > ${p.add(afterId ?? '0', 'numeric')}`);
-    }
-    // A time window excludes the events without a parsed start.
-    const includeUndated = query.startsAfter === undefined && query.startsBefore === undefined;
-    const parts: string[] = [];
-    if (includeDated) {
-      parts.push(`(SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE ${dated.join(' AND ')}
-        ORDER BY events.start_at, events.event_id LIMIT ${limit})`);
-    }
-    if (includeUndated) {
-      parts.push(`(SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE ${undated.join(' AND ')}
-        ORDER BY events.event_id LIMIT ${limit})`);
+      parts.push(scan(dated, byStart));
+      if (!windowed) parts.push(scan([...where, 'start_at IS NULL'], 'events.event_id'));
+    } else if (!windowed) {
+      parts.push(
+        scan(
+          [...where, 'start_at IS NULL', `event_id > ${p.add(afterId ?? '0', 'numeric')}`],
+          'events.event_id',
+        ),
+      );
     }
     if (parts.length === 0) return [];
+    // One scan is already in page order (PostgreSQL keeps it: no Sort); a union is sorted and cut.
     const text = `SELECT ${EVENT_COLUMNS} FROM (${parts.join(' UNION ALL ')}) page
-      ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC LIMIT ${limit}`;
+      ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC${parts.length > 1 ? ` LIMIT ${limit}` : ''}`;
     return (await this.rows<EventTextRow>(text, p.values)).map(eventRow);
   }
 

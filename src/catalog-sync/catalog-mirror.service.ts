@@ -50,6 +50,11 @@ export class CatalogMirrorService implements OnModuleDestroy {
     return this.repository.listing(eventId, ticketId);
   }
 
+  /** Several listings by (event_id, ticket_id) in one round trip; keys never mirrored are absent. */
+  listingsByKey(keys: readonly (readonly [string, string])[]): Promise<ListingRow[]> {
+    return this.repository.listingsByKey(keys);
+  }
+
   listingSummary(eventId: string): Promise<ListingSummaryRow> {
     return this.repository.listingSummary(eventId);
   }

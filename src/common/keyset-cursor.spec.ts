@@ -1,3 +1,4 @@
+import { createHmac } from 'node:crypto';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { AppError } from './app-error';
@@ -35,6 +36,21 @@ describe(KeysetCursorCodec.name, () => {
     fc.assert(
       fc.property(position, (values) => {
         expect(sut.decode(sut.encode(values, binding), binding)).toEqual(values);
+      }),
+    );
+  });
+
+  it('signs with HMAC-SHA256 over the canonical binding and the payload, for any secret length', () => {
+    // The format cursors already issued carry: node's own HMAC is the oracle (keys shorter and longer
+    // than SHA-256's 64-byte block, multi-byte characters included).
+    const canonical = '["v1","created_at_desc",[["owner","a"],["status",null]]]';
+    const secrets = fc.string({ minLength: 32, maxLength: 150, unit: 'grapheme' });
+    const position = fc.array(fc.option(fc.string({ maxLength: 40 }), { nil: null }), { maxLength: 4 });
+    fc.assert(
+      fc.property(secrets, position, (secret, values) => {
+        const [payload, mac] = new KeysetCursorCodec(secret).encode(values, binding).split('.');
+        const expected = createHmac('sha256', secret).update(`${canonical}\n${payload}`).digest('base64url');
+        expect(mac).toBe(expected);
       }),
     );
   });

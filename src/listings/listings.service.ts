@@ -11,6 +11,7 @@ import type { ListingsQueryDto } from './dto/listings.query.dto';
 import { parseRfc3339 } from './dto/rfc3339.validator';
 import { eventGone, eventNotFound, listingGone, listingNotFound } from './listings.errors';
 import { eventView, listingView, moneyView, olderAsOf } from './listing.mapper';
+import { ListingBatchReader } from './listing-batch.reader';
 import { readLiveListing } from './live-listing.reader';
 import { MirrorStateTracker } from './mirror-state.tracker';
 import { READ_API_SETTINGS, type ReadApiSettings } from './read-api.settings';
@@ -55,6 +56,8 @@ function eventPosition(position: readonly (string | null)[]): [string | null, st
 @Injectable()
 export class ListingsService implements OnModuleInit, OnModuleDestroy {
   private readonly tracker: MirrorStateTracker;
+  /** Single-listing reads of one event-loop turn share a round trip (`GET /v1/listings/{e}/{t}`). */
+  private readonly listingReads: ListingBatchReader;
   readonly answers: ReadAnswers;
 
   constructor(
@@ -65,6 +68,10 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
   ) {
     this.tracker = new MirrorStateTracker(mirror, settings.stateRefreshMs);
     this.answers = new ReadAnswers(this.tracker, settings);
+    this.listingReads = new ListingBatchReader(
+      (eventId, ticketId) => mirror.listing(eventId, ticketId),
+      (keys) => mirror.listingsByKey(keys),
+    );
   }
 
   async onModuleInit(): Promise<void> {
@@ -174,7 +181,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
   async listing(eventId: bigint, ticketId: bigint, fresh = false): Promise<ReadAnswer> {
     const key = [eventId.toString(), ticketId.toString()] as const;
     const render = async (context: RenderContext, checkedLiveAt: Date | null): Promise<unknown> => {
-      const row = await this.mirror.listing(...key);
+      // A live re-read has just written the row: read it on its own, after that commit.
+      const row = await (checkedLiveAt ? this.mirror.listing(...key) : this.listingReads.read(...key));
       if (!row) throw listingNotFound();
       if (row.removed_at) throw listingGone(row, checkedLiveAt);
       return {

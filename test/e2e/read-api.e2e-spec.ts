@@ -43,6 +43,20 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
     return res.json<T>();
   }
 
+  /** Every event id of a walk through all pages of `/v1/events?limit=…<query>`. */
+  async function walkEvents(query: string, limit: number): Promise<unknown[]> {
+    const ids: unknown[] = [];
+    let cursor: string | null = null;
+    for (let page = 0; page < 20; page++) {
+      const suffix: string = cursor === null ? '' : `&cursor=${cursor}`;
+      const body: Page<Json> = await ok<Page<Json>>(`/v1/events?limit=${limit}${query}${suffix}`);
+      ids.push(...body.items.map((e) => e.event_id));
+      cursor = body.next_cursor;
+      if (cursor === null) return ids;
+    }
+    throw new Error('walk did not end');
+  }
+
   it('lists events by start time then id, unparsed start times last, with name search and time window', async () => {
     await seed.events([
       { eventId: '3', name: 'Opera Night', startAt: '2027-01-02T00:00:00Z' },
@@ -88,6 +102,26 @@ describe('Read API (GET /v1/events, /v1/listings)', () => {
     expect(other.json().error.details).toEqual([{ field: 'cursor', problems: expect.any(Array) }]);
     const cross = await get(`/v1/listings?cursor=${first.next_cursor}`);
     expect(cross.statusCode).toBe(400);
+  });
+
+  it('pages events across equal start times into the undated ones, with and without a name search', async () => {
+    // Ids out of start order, two equal start times, three undated events, one removed: every page size
+    // walks the same order, and a page may end on a dated event with undated ones still to come.
+    await seed.events([
+      { eventId: '8', name: 'Gala one', startAt: '2027-03-01T00:00:00Z' },
+      { eventId: '2', name: 'Gala two', startAt: '2027-01-01T00:00:00Z' },
+      { eventId: '6', name: 'Match', startAt: '2027-01-01T00:00:00Z' },
+      { eventId: '4', name: 'GALA three', startAt: '2027-02-01T00:00:00Z' },
+      { eventId: '9', name: 'Gala tba', startAt: null },
+      { eventId: '3', name: 'Match tba', startAt: null },
+      { eventId: '5', name: 'gala later', startAt: null },
+      { eventId: '7', name: 'Gala gone', startAt: '2027-01-15T00:00:00Z', removed: true },
+    ]);
+    for (const limit of [1, 2, 3, 4, 7, 100]) {
+      expect(await walkEvents('', limit)).toEqual(['2', '6', '4', '8', '3', '5', '9']);
+      expect(await walkEvents('&q=gala', limit)).toEqual(['2', '4', '8', '5', '9']);
+      expect(await walkEvents('&starts_before=2027-02-15T00:00:00Z', limit)).toEqual(['2', '6', '4']);
+    }
   });
 
   it('shows one event with its listing summary, 404 unknown, 410 removed, 400 for a malformed id', async () => {

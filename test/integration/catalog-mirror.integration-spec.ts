@@ -87,6 +87,24 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
     expect(text).toMatch(/Index Scan using events_upcoming_idx/);
   });
 
+  it('reads several listings by key in one statement: the same rows as one by one, unknown keys absent', async () => {
+    const keys = [
+      ['3', '5'],
+      ['3', '10'], // removed (t % 10 = 0): still returned, removed_at set
+      ['99', '1'], // never mirrored
+      ['3', '5'], // asked twice
+      ['12', '499'],
+    ] as const;
+    const rows = await sut.listingsByKey(keys);
+    const byKey = new Map(rows.map((r) => [`${r.event_id}/${r.ticket_id}`, r]));
+    expect([...byKey.keys()].sort()).toEqual(['12/499', '3/10', '3/5']);
+    for (const [e, t] of keys) expect(byKey.get(`${e}/${t}`)).toEqual(await sut.listing(e, t));
+    expect(byKey.get('3/10')?.removed_at).not.toBeNull();
+    const text = await plan(() => sut.listingsByKey(keys));
+    expect(text).toMatch(/Index (Only )?Scan using listings_pkey/);
+    expect(text).not.toMatch(/Seq Scan on listings/);
+  });
+
   it('keeps exact keyset positions: microsecond timestamps and u64 prices', async () => {
     const first = await sut.listingsPage({ sort: 'newest', limit: 3, eventId: '3' });
     const next = await sut.listingsPage({
