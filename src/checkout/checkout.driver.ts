@@ -31,6 +31,9 @@ const MAX_POLLS_PER_DRIVE = 100_000;
 type TxRecord = Awaited<ReturnType<TransactionsService['sign']>>['record'];
 type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
 
+/** What one send of the signed bytes gave: the ledger's record after the answer, or the error. */
+type Sent = { record: TxRecord; answeredAt?: number } | { error: unknown };
+
 /** What one drive carries from step to step in memory (never needed after a crash: the rows say it all). */
 interface DriveContext {
   /** The order's ledger transaction as the last step left it (saves re-reading it). */
@@ -240,7 +243,7 @@ export class CheckoutDriver implements OnModuleDestroy {
         // The ledger's id of a transaction is its first signature, the fee payer's.
         transactionSignature: record.feePayerSignature,
       }),
-      this.sendSigned(signing, record),
+      this.send(signing, record),
     ]);
     return committed && this.afterSubmission(committed, sent, ctx);
   }
@@ -273,45 +276,66 @@ export class CheckoutDriver implements OnModuleDestroy {
         return this.retryLater(order, error);
       }
     }
-    return this.afterSubmission(order, await this.sendSigned(order, stored), ctx);
+    return this.afterSubmission(order, await this.send(order, stored), ctx);
   }
 
-  /** Sends the signed bytes (safe to repeat); the ledger's record after it, or the error (never throws it). */
-  private async sendSigned(
+  /**
+   * Sends the signed bytes through the ledger (safe to repeat), crash points around it; the ledger's record after
+   * it, or the error (never throws it: the caller decides with `onSendFailed`, passing its own refusal patch).
+   * `alongsideFinal` runs the order's final commit alongside the ledger's record of a final answer.
+   */
+  private async send(
     order: OrderEntity,
     stored: TxRecord,
-  ): Promise<{ record: TxRecord; answeredAt?: number } | { error: unknown }> {
+    alongsideFinal?: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => Promise<unknown>,
+  ): Promise<Sent> {
     crashPoint('before_submit');
+    let answered = false;
+    const afterSubmit = (): void => {
+      if (answered) return;
+      answered = true;
+      crashPoint('after_submit');
+    };
     try {
       const { record, answeredAt } = await this.transactions.send(stored, {
         requestId: order.requestId ?? undefined,
         followUpMs: this.config.CHECKOUT_LEASE_MS,
+        ...(alongsideFinal && {
+          alongsideFinal: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => {
+            afterSubmit();
+            return alongsideFinal(answer);
+          },
+        }),
       });
-      crashPoint('after_submit');
+      afterSubmit();
       return { record, answeredAt };
     } catch (error) {
       return { error };
     }
   }
 
+  /**
+   * A failed send: refused (4xx) → these bytes will never land, the purchase status decides (`lookup`, committed
+   * with the caller's `onRefused`); anything else → the same bytes again later.
+   */
+  private onSendFailed(
+    order: OrderEntity,
+    error: unknown,
+    onRefused: OrderPatch,
+  ): Promise<OrderEntity | null> {
+    if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+      return this.commit(order, 'submitted', onRefused, error.message);
+    return this.retryLater(order, error);
+  }
+
   /** Commits the first submission's outcome on the order (at `signed`): tracked on, or looked up if refused. */
   private async afterSubmission(
     order: OrderEntity,
-    sent: { record: TxRecord; answeredAt?: number } | { error: unknown },
+    sent: Sent,
     ctx: DriveContext,
   ): Promise<OrderEntity | null> {
-    if ('error' in sent) {
-      const { error } = sent;
-      // Refused (4xx): these bytes will never land; the purchase status decides (lookup).
-      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-        return this.commit(
-          order,
-          'submitted',
-          { state: 'submitted', recoveryPoint: 'lookup' },
-          error.message,
-        );
-      return this.retryLater(order, error);
-    }
+    if ('error' in sent)
+      return this.onSendFailed(order, sent.error, { state: 'submitted', recoveryPoint: 'lookup' });
     const { record, answeredAt } = sent;
     ctx.record = record;
     // The next look is one poll after the answer arrived (as any client polling), not after its records.
@@ -359,30 +383,20 @@ export class CheckoutDriver implements OnModuleDestroy {
       if (Date.now() + wait >= handBackAt || this.stopping.signal.aborted) break;
       if (wait > 0) await sleep(wait, undefined, { signal: this.stopping.signal }).catch(() => undefined);
       if (this.stopping.signal.aborted) break;
-      crashPoint('before_submit');
       // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
       let finished: Promise<OrderEntity | null> | null = null;
-      let answeredAt: number | undefined;
-      try {
-        ({ record, answeredAt } = await this.transactions.send(record, {
-          requestId: order.requestId ?? undefined,
-          followUpMs: this.config.CHECKOUT_LEASE_MS,
-          alongsideFinal: (answer) => {
-            crashPoint('after_submit');
-            finished = this.onLedgerStatus(order, answer);
-            return finished;
-          },
-        }));
-      } catch (error) {
+      const sent = await this.send(order, record, (answer) => {
+        finished = this.onLedgerStatus(order, answer);
+        return finished;
+      });
+      if ('error' in sent) {
         if (finished) await (finished as Promise<unknown>).catch(() => undefined);
-        if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
-          return this.commit(order, 'submitted', { recoveryPoint: 'lookup' }, error.message);
-        return this.retryLater(order, error);
+        return this.onSendFailed(order, sent.error, { recoveryPoint: 'lookup' });
       }
       if (finished) return finished;
-      crashPoint('after_submit');
+      record = sent.record;
       ctx.record = record;
-      ctx.nextPollAt = (answeredAt ?? Date.now()) + poll;
+      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + poll;
     }
     if (record.finalAt) return this.onLedgerStatus(order, record);
     return this.waitForLedger(order, maxPolls === 1 ? poll : 0);

@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import { escapeLiteral, type PoolClient } from 'pg';
 import type { DataSource, EntityManager } from 'typeorm';
+import { PreparedStatements } from '../common/prepared-statements';
 import {
   FINAL_ORDER_STATES,
   OrderEntity,
@@ -178,9 +179,15 @@ function inlineParams(sql: string, params: readonly unknown[]): string {
  * in the same statement, so two drivers can never both commit a step and the audit never disagrees.
  */
 export class OrderRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** The per-step statements run as named prepared statements (fixed texts; see PreparedStatements). */
+  private readonly prepared: PreparedStatements;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = new PreparedStatements(dataSource, 'orders');
+  }
 
   private async rows(sql: string, params: unknown[], manager?: EntityManager): Promise<Row[]> {
+    if (!manager) return this.prepared.rows<Row>(sql, params);
     const result = await (manager ?? this.dataSource).query<Row[] | [Row[], number]>(sql, params);
     // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
     return Array.isArray(result[0]) ? result[0] : (result as Row[]);

@@ -83,16 +83,45 @@ export function PureQuery(): ClassDecorator {
   };
 }
 
+const BODY_CHECKS = new WeakMap<object, (value: Record<string, unknown>) => boolean>();
+
+/**
+ * A hand-written check for a body DTO of flat scalar fields that accepts only bodies class-validator accepts as
+ * they are (exactly the DTO's fields, each valid; no transformation beyond making the instance). The validation
+ * pipe then builds the DTO from such a body directly, without class-transformer and class-validator (≈ 0.3 ms
+ * of CPU per `POST /v1/orders`). A body the check does not accept (a missing, extra or doubtful field) goes the
+ * ordinary way, so every refusal is class-validator's own 400. The check may refuse more than class-validator
+ * does (it must never accept more): its spec compares the two on generated bodies.
+ */
+export function FastBodyCheck(check: (value: Record<string, unknown>) => boolean): ClassDecorator {
+  return (target) => {
+    BODY_CHECKS.set(target, check);
+  };
+}
+
+/** A plain JSON object (what the body parser makes), nothing with a prototype of its own. */
+function isPlainObject(value: unknown): value is Record<string, unknown> {
+  if (typeof value !== 'object' || value === null) return false;
+  const proto = Object.getPrototypeOf(value) as unknown;
+  return proto === Object.prototype || proto === null;
+}
+
 /** ValidationPipe that also refuses reserved keys (see RESERVED_KEYS) before transforming. */
 class StrictValidationPipe extends ValidationPipe {
   private readonly memo = new WeakMap<object, Map<string, unknown>>();
 
   override async transform(value: unknown, metadata: ArgumentMetadata): Promise<unknown> {
+    const metatype = metadata.metatype;
+    if (metadata.type === 'body' && metatype) {
+      const check = BODY_CHECKS.get(metatype);
+      // Accepted as is (see FastBodyCheck): the instance class-transformer would make, all its fields valid.
+      if (check && isPlainObject(value) && check(value))
+        return Object.assign(new (metatype as new () => object)(), value);
+    }
     if (metadata.type === 'body' || metadata.type === 'query') {
       const problems = reservedKeyProblems(value);
       if (problems.length > 0) throw validationFailed(problems);
     }
-    const metatype = metadata.metatype;
     if (metadata.type !== 'query' || !metatype || !PURE_QUERIES.has(metatype)) {
       return super.transform(value, metadata) as Promise<unknown>;
     }

@@ -1,4 +1,5 @@
 import type { DataSource, EntityManager } from 'typeorm';
+import { PreparedStatements } from '../common/prepared-statements';
 import type { SignedTransaction, SubmissionResult } from '../upstream/upstream.types';
 import {
   LedgerTransactionEntity,
@@ -31,7 +32,12 @@ const FINAL = `('confirmed', 'landed_with_error', 'expired')`;
  * with its history row appended in the same statement.
  */
 export class LedgerTransactionRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  /** Single-row statements run as named prepared statements (fixed texts; see PreparedStatements). */
+  private readonly prepared: PreparedStatements;
+
+  constructor(private readonly dataSource: DataSource) {
+    this.prepared = new PreparedStatements(dataSource, 'ledger');
+  }
 
   private map(row: Row | undefined): LedgerTransactionEntity | null {
     if (!row) return null;
@@ -47,7 +53,8 @@ export class LedgerTransactionRepository {
     params: unknown[],
     manager?: EntityManager,
   ): Promise<LedgerTransactionEntity | null> {
-    const rows = await (manager ?? this.dataSource).query<Row[] | [Row[], number]>(sql, params);
+    if (!manager) return this.map((await this.prepared.rows<Row>(sql, params))[0]);
+    const rows = await manager.query<Row[] | [Row[], number]>(sql, params);
     // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
     const list = Array.isArray(rows[0]) ? rows[0] : (rows as Row[]);
     return this.map(list[0]);

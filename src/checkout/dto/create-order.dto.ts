@@ -1,8 +1,36 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { IsString, Length, Matches } from 'class-validator';
-import { IsU64String } from '../../common/int64.validators';
+import { IsU64String, parseU64String } from '../../common/int64.validators';
+import { FastBodyCheck } from '../../common/validation';
+
+const FIELDS = ['buyer_subject', 'buyer_address', 'event_id', 'ticket_id', 'expected_price_minor'] as const;
+const ADDRESS = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * Whether class-validator would accept `body` as it is (FastBodyCheck): exactly the five fields, each valid by
+ * the decorators below. Conservative where they are subtle: `buyer_subject` 1..255 UTF-16 units (Length counts
+ * a surrogate pair as one character, so such a subject is valid there too).
+ */
+export function isValidCreateOrderBody(body: Record<string, unknown>): boolean {
+  if (Object.keys(body).length !== FIELDS.length) return false;
+  for (const field of FIELDS) if (!Object.hasOwn(body, field)) return false;
+  const subject = body.buyer_subject;
+  const address = body.buyer_address;
+  return (
+    typeof subject === 'string' &&
+    subject.length >= 1 &&
+    subject.length <= 255 &&
+    !subject.includes('\0') &&
+    typeof address === 'string' &&
+    ADDRESS.test(address) &&
+    parseU64String(body.event_id) !== undefined &&
+    parseU64String(body.ticket_id) !== undefined &&
+    parseU64String(body.expected_price_minor) !== undefined
+  );
+}
 
 /** `POST /v1/orders`: who buys, which listing, and the price the buyer saw. */
+@FastBodyCheck(isValidCreateOrderBody)
 export class CreateOrderDto {
   @ApiProperty({ description: "The buyer's user subject (its custodial user wallet signs the purchase)" })
   @IsString()
@@ -12,7 +40,7 @@ export class CreateOrderDto {
   buyer_subject: string;
 
   @ApiProperty({ description: "The buyer's custodial user wallet address (receives the ticket, pays)" })
-  @Matches(/^[\x21-\x7e]{1,128}$/, {
+  @Matches(ADDRESS, {
     message: 'buyer_address must be an address (1 to 128 visible characters)',
   })
   buyer_address: string;

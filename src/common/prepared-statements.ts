@@ -1,0 +1,32 @@
+import { createHash } from 'node:crypto';
+import type { Pool, QueryResultRow } from 'pg';
+import type { DataSource } from 'typeorm';
+
+/**
+ * Named prepared statements on a TypeORM data source's own pg pool: a statement is parsed (and, once
+ * PostgreSQL settles on a generic plan, planned) once per pooled connection instead of on every call, and the
+ * call skips TypeORM's query-runner round (checkout, release, broadcaster). For statements whose text comes
+ * from a bounded set of fixed fragments (never inlined values: each distinct text is a statement on every
+ * connection) and whose best plan does not depend on the values (primary-key and unique-key lookups and
+ * updates). Connections still come through `pool.connect`, so the pool gate (database/pool-gate.ts) applies.
+ */
+export class PreparedStatements {
+  private readonly names = new Map<string, string>();
+  private pool: Pool | null = null;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly prefix: string,
+  ) {}
+
+  async rows<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
+    let name = this.names.get(text);
+    if (name === undefined) {
+      name = `${this.prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
+      this.names.set(text, name);
+    }
+    // Resolved on first use: the data source's driver has its pool once it is initialized.
+    this.pool ??= (this.dataSource.driver as unknown as { master: Pool }).master;
+    return (await this.pool.query<T>({ name, text, values })).rows;
+  }
+}
