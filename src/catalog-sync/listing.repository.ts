@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
-import { copyFrom, copyText } from './pg-copy';
-import { numericArray, textArray, type Sql } from './sql';
+import { copyFrom, copyJsonText } from './pg-copy';
+import { numericArray, sizeTempBuffers, textArray, type Sql } from './sql';
 
 /**
  * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
@@ -30,20 +30,24 @@ export class ListingBatch {
 
   /** Adds a page's rows (one row per key, as mapPage gives them); false, adding nothing, on a repeated key. */
   add(rows: readonly ListingRow[], observedAt: Date): boolean {
-    const keys: string[] = [];
+    const eventIds: string[] = [];
+    const ticketIds: string[] = [];
     for (const r of rows) {
-      const key = `${r.eventId}:${r.ticketId}`;
-      if (this.keys.has(key)) return false;
-      keys.push(key);
+      const eventId = r.eventId.toString();
+      const ticketId = r.ticketId.toString();
+      if (this.keys.has(`${eventId}:${ticketId}`)) return false;
+      eventIds.push(eventId);
+      ticketIds.push(ticketId);
     }
     const end = `\t${observedAt.toISOString()}\n`;
-    for (const r of rows) {
-      const line = `${r.eventId}\t${r.ticketId}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyText(r.raw)}${end}`;
+    for (let i = 0; i < rows.length; i++) {
+      const r = rows[i];
+      const line = `${eventIds[i]}\t${ticketIds[i]}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyJsonText(r.raw)}${end}`;
       // At most 3 UTF-8 bytes per UTF-16 code unit.
       this.ensure(line.length * 3);
       this.length += this.buf.write(line, this.length, 'utf8');
     }
-    for (const key of keys) this.keys.add(key);
+    for (let i = 0; i < rows.length; i++) this.keys.add(`${eventIds[i]}:${ticketIds[i]}`);
     return true;
   }
 
@@ -64,6 +68,7 @@ export class ListingBatch {
 export class ListingRepository {
   /** Creates (or empties) the pass's seen-keys table and its staging table on its connection. */
   async prepareSeen(db: Sql): Promise<void> {
+    await sizeTempBuffers(db);
     await db.query(
       `CREATE TEMP TABLE IF NOT EXISTS sync_seen_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL)`,
     );
