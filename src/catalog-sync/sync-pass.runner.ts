@@ -67,6 +67,16 @@ async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Pro
   }
 }
 
+/** Adds per-reason skip counts into `into`. */
+function addSkipped(
+  into: Partial<Record<SkipReason, number>>,
+  counts: Partial<Record<SkipReason, number>>,
+): void {
+  for (const [reason, n] of Object.entries(counts) as [SkipReason, number][]) {
+    into[reason] = (into[reason] ?? 0) + n;
+  }
+}
+
 function errorText(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.slice(0, 1000);
@@ -207,9 +217,7 @@ async function runPass(
     totals.upserted += written;
     totals.skipped += batch.skippedCount;
     metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
-    for (const [reason, n] of Object.entries(batch.skipped) as [SkipReason, number][]) {
-      skippedByReason[reason] = (skippedByReason[reason] ?? 0) + n;
-    }
+    addSkipped(skippedByReason, batch.skipped);
     if (batch.skippedCount > 0) {
       logger.warn(
         { ...context, pages: totals.pages, skipped: batch.skipped },
@@ -233,8 +241,11 @@ async function runPass(
   };
 
   let batch = newBatch();
-  /** The batch being written (at most one): the next one is mapped meanwhile. */
-  let inFlight: Promise<void> | null = null;
+  /**
+   * The batch being written (at most one): the next one is mapped meanwhile. Typed by a cast: it is
+   * assigned only inside flush(), so a plain `null` initializer would leave tsc narrowing it to null.
+   */
+  let inFlight = null as Promise<void> | null;
   /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
   const flush = async (): Promise<void> => {
     const writeWaitStarted = performance.now();
@@ -298,9 +309,7 @@ async function runPass(
         batch.pageCount++;
         batch.items += step.value.items.length;
         batch.skippedCount += mapped.skippedCount;
-        for (const [reason, n] of Object.entries(mapped.skipped) as [SkipReason, number][]) {
-          batch.skipped[reason] = (batch.skipped[reason] ?? 0) + n;
-        }
+        addSkipped(batch.skipped, mapped.skipped);
         // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
         // still sees its pages written within about a second).
         if (
