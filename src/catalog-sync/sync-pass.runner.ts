@@ -46,6 +46,12 @@ export type StartResult =
   | { started: true; pass: SyncPassRecord; done: Promise<SyncPassRecord>; cancel: () => void }
   | { started: false; runningPassId: string | null };
 
+/**
+ * Pages requested ahead of the one being mapped: the walk fetches them while a batch is written (memory:
+ * this many parsed pages, besides the one being mapped).
+ */
+const PREFETCH_PAGES = 2;
+
 /** A batch of pages is written at the latest this long after its first page arrived. */
 const WRITE_MAX_DELAY_MS = 1000;
 
@@ -272,14 +278,24 @@ async function runPass(
           ...walkOptions,
           ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
         });
-    let observedAt = dbNow();
-    let next = walk.next();
+    // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
+    // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
+    // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
+    const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
+    const queueNext = (): void => {
+      const step = walk.next();
+      step.catch(() => undefined);
+      ahead.push({ step, observedAt: dbNow() });
+    };
+    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
     try {
       for (;;) {
         const waitStarted = performance.now();
         let step: IteratorResult<WalkPage<unknown>, void>;
+        const head = ahead.shift();
+        if (head === undefined) throw new Error('prefetch queue empty');
         try {
-          step = await next;
+          step = await head.step;
         } catch (error) {
           // The upstream failed the walk: what was read before still gets written (the pass fails and
           // sweeps nothing either way).
@@ -288,11 +304,8 @@ async function runPass(
         }
         stages.waitMs += performance.now() - waitStarted;
         if (step.done) break;
-        const pageObservedAt = observedAt;
-        // Prefetch: the next page is fetched while this one is mapped and written.
-        observedAt = dbNow();
-        next = walk.next();
-        next.catch(() => undefined);
+        const pageObservedAt = head.observedAt;
+        queueNext();
         if (lease.signal.aborted) throw lease.signal.reason;
         const mapStarted = performance.now();
         const mapped = isEvents
