@@ -107,10 +107,10 @@ export class ListingRepository {
     await copyFrom(db, 'COPY sync_stage_listings FROM STDIN', batch.data);
     // The content check is a scalar subquery (one primary-key probe per staged row) rather than a join, so
     // the planner cannot pick a hash join over the whole mirror for a staging table it has no statistics on.
+    // Only the keys this statement did not write go to the seen table: a written row carries the pass's id
+    // (last_seen_pass), which the sweep counts as seen, so a pass into an empty mirror inserts no seen keys.
     const { rows: result } = await db.query<{ written: number }>(
-      `WITH seen AS (
-         INSERT INTO sync_seen_listings (event_id, ticket_id) SELECT event_id, ticket_id FROM sync_stage_listings
-       ), written AS (
+      `WITH written AS (
          INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
            last_seen_at, removed_at, observed_at, last_seen_pass)
          SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw, now(), now(), NULL,
@@ -124,7 +124,11 @@ export class ListingRepository {
            last_seen_at = excluded.last_seen_at, removed_at = NULL, observed_at = excluded.observed_at,
            last_seen_pass = excluded.last_seen_pass
          WHERE l.observed_at <= excluded.observed_at
-         RETURNING 1
+         RETURNING l.event_id, l.ticket_id
+       ), seen AS (
+         INSERT INTO sync_seen_listings (event_id, ticket_id)
+         SELECT s.event_id, s.ticket_id FROM sync_stage_listings s
+         WHERE NOT EXISTS (SELECT 1 FROM written w WHERE w.event_id = s.event_id AND w.ticket_id = s.ticket_id)
        )
        SELECT count(*)::int AS written FROM written`,
       [passId],
@@ -134,13 +138,15 @@ export class ListingRepository {
 
   /**
    * The sweep of a COMPLETED pass: active rows of its scope (all listings, or one event's) that it did not
-   * see and that nothing observed since the pass started are marked removed. Returns how many.
+   * see (not in its seen table, not written by it) and that nothing observed since the pass started are
+   * marked removed. Returns how many.
    */
   async sweep(db: Sql, passStartedAt: Date, passId: string, scopeEventId: bigint | null): Promise<number> {
     await db.query(`ANALYZE sync_seen_listings`);
     const result = await db.query(
       `UPDATE listings l SET removed_at = now(), observed_at = $1, last_seen_pass = $2
        WHERE l.removed_at IS NULL AND l.observed_at < $1 AND ($3::numeric IS NULL OR l.event_id = $3)
+         AND l.last_seen_pass IS DISTINCT FROM $2
          AND NOT EXISTS (
            SELECT 1 FROM sync_seen_listings s WHERE s.event_id = l.event_id AND s.ticket_id = l.ticket_id)`,
       [passStartedAt, passId, scopeEventId?.toString() ?? null],
