@@ -1,5 +1,5 @@
 import type { EventRow, PageRows } from './catalog-sync.mapper';
-import { numericArray, textArray, type Sql } from './sql';
+import { numericArray, sizeTempBuffers, textArray, type Sql } from './sql';
 
 /** Event rows waiting for one write (an events pass is small: kept as the mapped pages). */
 export class EventBatch {
@@ -22,6 +22,7 @@ export class EventBatch {
 /** The only code that writes `events` (same seen-keys and guard scheme as ListingRepository). */
 export class EventRepository {
   async prepareSeen(db: Sql): Promise<void> {
+    await sizeTempBuffers(db);
     await db.query(`CREATE TEMP TABLE IF NOT EXISTS sync_seen_events (event_id numeric NOT NULL)`);
     await db.query(`TRUNCATE sync_seen_events`);
   }

@@ -2,14 +2,20 @@ import type { PoolClient } from 'pg';
 
 interface CopyConnection {
   query(text: string): void;
-  sendCopyFromChunk(chunk: Buffer): void;
+  /** The connection's socket. */
+  stream: { write(chunk: Buffer): boolean };
   endCopyFrom(): void;
 }
 
+/** Frontend message CopyData ('d'). */
+const COPY_DATA = 0x64;
+
 /**
- * `COPY … FROM STDIN` of in-memory text (a string, or UTF-8 bytes, which pg copies into its own message
- * buffer at once, so the caller may reuse them after this resolves) through pg's Submittable interface, so
- * no streaming package is needed. Resolves with the rows copied.
+ * `COPY … FROM STDIN` of in-memory text (a string, or UTF-8 bytes) through pg's Submittable interface, so
+ * no streaming package is needed. Resolves with the rows copied. The bytes go to the socket as they are,
+ * in one CopyData message: pg's sendCopyFromChunk would first copy them into a fresh buffer 1.5x their size
+ * (a batch of 5,000 rows is ~5 MB of garbage per batch). The caller may reuse them once this resolves:
+ * PostgreSQL answers only after reading every byte.
  */
 export function copyFrom(client: PoolClient, sql: string, data: string | Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
@@ -20,7 +26,12 @@ export function copyFrom(client: PoolClient, sql: string, data: string | Buffer)
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        connection.sendCopyFromChunk(typeof data === 'string' ? Buffer.from(data, 'utf8') : data);
+        const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+        const header = Buffer.allocUnsafe(5);
+        header[0] = COPY_DATA;
+        header.writeInt32BE(bytes.length + 4, 1);
+        connection.stream.write(header);
+        connection.stream.write(bytes);
         connection.endCopyFrom();
       },
       handleCommandComplete(message: { text?: string }): void {
@@ -51,4 +62,15 @@ export function copyText(value: string | bigint | null): string {
   if (value === null) return '\\N';
   if (typeof value === 'bigint') return value.toString();
   return value.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c);
+}
+
+/**
+ * copyText for JSON text: the same escaping, after a quick check (four native scans, much cheaper than the
+ * regular expression) that finds nothing to escape in most items: JSON.stringify output never holds a raw
+ * tab, newline or carriage return, and most items hold no backslash.
+ */
+export function copyJsonText(json: string): string {
+  return json.includes('\\') || json.includes('\n') || json.includes('\t') || json.includes('\r')
+    ? json.replace(COPY_SPECIAL, (c) => COPY_ESCAPES[c] ?? c)
+    : json;
 }

@@ -46,6 +46,12 @@ export type StartResult =
   | { started: true; pass: SyncPassRecord; done: Promise<SyncPassRecord>; cancel: () => void }
   | { started: false; runningPassId: string | null };
 
+/**
+ * Pages requested ahead of the one being mapped: the walk fetches them while a batch is written (memory:
+ * this many parsed pages, besides the one being mapped).
+ */
+const PREFETCH_PAGES = 2;
+
 /** A batch of pages is written at the latest this long after its first page arrived. */
 const WRITE_MAX_DELAY_MS = 1000;
 
@@ -64,6 +70,16 @@ async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Pro
   } catch (error) {
     await client.query('ROLLBACK').catch(() => undefined);
     throw error;
+  }
+}
+
+/** Adds per-reason skip counts into `into`. */
+function addSkipped(
+  into: Partial<Record<SkipReason, number>>,
+  counts: Partial<Record<SkipReason, number>>,
+): void {
+  for (const [reason, n] of Object.entries(counts) as [SkipReason, number][]) {
+    into[reason] = (into[reason] ?? 0) + n;
   }
 }
 
@@ -207,9 +223,7 @@ async function runPass(
     totals.upserted += written;
     totals.skipped += batch.skippedCount;
     metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
-    for (const [reason, n] of Object.entries(batch.skipped) as [SkipReason, number][]) {
-      skippedByReason[reason] = (skippedByReason[reason] ?? 0) + n;
-    }
+    addSkipped(skippedByReason, batch.skipped);
     if (batch.skippedCount > 0) {
       logger.warn(
         { ...context, pages: totals.pages, skipped: batch.skipped },
@@ -233,8 +247,11 @@ async function runPass(
   };
 
   let batch = newBatch();
-  /** The batch being written (at most one): the next one is mapped meanwhile. */
-  let inFlight: Promise<void> | null = null;
+  /**
+   * The batch being written (at most one): the next one is mapped meanwhile. Typed by a cast: it is
+   * assigned only inside flush(), so a plain `null` initializer would leave tsc narrowing it to null.
+   */
+  let inFlight = null as Promise<void> | null;
   /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
   const flush = async (): Promise<void> => {
     const writeWaitStarted = performance.now();
@@ -261,14 +278,24 @@ async function runPass(
           ...walkOptions,
           ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
         });
-    let observedAt = dbNow();
-    let next = walk.next();
+    // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
+    // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
+    // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
+    const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
+    const queueNext = (): void => {
+      const step = walk.next();
+      step.catch(() => undefined);
+      ahead.push({ step, observedAt: dbNow() });
+    };
+    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
     try {
       for (;;) {
         const waitStarted = performance.now();
         let step: IteratorResult<WalkPage<unknown>, void>;
+        const head = ahead.shift();
+        if (head === undefined) throw new Error('prefetch queue empty');
         try {
-          step = await next;
+          step = await head.step;
         } catch (error) {
           // The upstream failed the walk: what was read before still gets written (the pass fails and
           // sweeps nothing either way).
@@ -277,11 +304,8 @@ async function runPass(
         }
         stages.waitMs += performance.now() - waitStarted;
         if (step.done) break;
-        const pageObservedAt = observedAt;
-        // Prefetch: the next page is fetched while this one is mapped and written.
-        observedAt = dbNow();
-        next = walk.next();
-        next.catch(() => undefined);
+        const pageObservedAt = head.observedAt;
+        queueNext();
         if (lease.signal.aborted) throw lease.signal.reason;
         const mapStarted = performance.now();
         const mapped = isEvents
@@ -298,9 +322,7 @@ async function runPass(
         batch.pageCount++;
         batch.items += step.value.items.length;
         batch.skippedCount += mapped.skippedCount;
-        for (const [reason, n] of Object.entries(mapped.skipped) as [SkipReason, number][]) {
-          batch.skipped[reason] = (batch.skipped[reason] ?? 0) + n;
-        }
+        addSkipped(batch.skipped, mapped.skipped);
         // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
         // still sees its pages written within about a second).
         if (

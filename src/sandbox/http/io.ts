@@ -38,6 +38,7 @@ export function sendReply(reply: FastifyReply, result: SandboxReply): FastifyRep
   reply.code(result.status);
   if (result.headers !== undefined) reply.headers(result.headers);
   if (result.kind === 'empty') return reply.send();
+  if (result.kind === 'json' && result.sent !== undefined) reply.raw.once('finish', result.sent);
   const type = result.kind === 'json' ? 'application/json' : 'text/plain';
   return reply.type(`${type}; charset=utf-8`).send(result.body);
 }

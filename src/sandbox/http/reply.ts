@@ -1,6 +1,13 @@
 /** A response a route handler decided on; the operation wrapper sends it (or loses it, under faults). */
 export type SandboxReply =
-  | { kind: 'json'; status: number; body: string | Buffer; headers?: Record<string, string> }
+  | {
+      kind: 'json';
+      status: number;
+      body: string | Buffer;
+      headers?: Record<string, string>;
+      /** Called once the body has been handed to the OS (its buffer may then be reused); never if dropped. */
+      sent?: () => void;
+    }
   | { kind: 'text'; status: number; body: string; headers?: Record<string, string> }
   | { kind: 'empty'; status: number; headers?: Record<string, string> };
 

@@ -12,36 +12,69 @@ function asciiBytes(text: string): Uint8Array {
   return Uint8Array.from(text, (c) => c.charCodeAt(0));
 }
 
-/**
- * Per-page cache of event-level JSON fragments as bytes (the quoted or bare event id, the royalty list),
- * which repeat across the items of a page.
- */
-class EventFragments {
-  private readonly cache = new Map<number, { id: Uint8Array; royalty: Uint8Array }>();
-  constructor(
-    private readonly ledger: SandboxLedger,
-    private readonly asNumber: boolean,
-  ) {}
+/** An event's JSON fragments as bytes: its id (quoted and bare) and its royalty list. */
+interface EventBytes {
+  id: Uint8Array;
+  idBare: Uint8Array;
+  royalty: Uint8Array;
+}
 
-  get(eventIdx: number): { id: Uint8Array; royalty: Uint8Array } {
-    let entry = this.cache.get(eventIdx);
-    if (entry === undefined) {
-      const event = this.ledger.events.get(eventIdx);
-      const royalty = `[${event.royalty.map((r) => this.ledger.addresses.quoted(r)).join(',')}]`;
-      entry = {
-        id: Buffer.from(u64Json(event.eventId, this.asNumber), 'utf8'),
-        royalty: Buffer.from(royalty, 'utf8'),
-      };
-      this.cache.set(eventIdx, entry);
-    }
-    return entry;
+/**
+ * Event-level JSON fragments as bytes, kept per ledger for its lifetime: an event never changes once added
+ * (id, royalty list and addresses are immutable; a reset builds a new ledger), and a page of 1,000 listings
+ * spread over 5,000 events would otherwise rebuild hundreds of them for every page.
+ */
+const eventBytes = new WeakMap<SandboxLedger, (EventBytes | undefined)[]>();
+
+function eventFragments(ledger: SandboxLedger): (EventBytes | undefined)[] {
+  let cache = eventBytes.get(ledger);
+  if (cache === undefined) {
+    cache = [];
+    eventBytes.set(ledger, cache);
   }
+  return cache;
+}
+
+function buildEventBytes(ledger: SandboxLedger, eventIdx: number): EventBytes {
+  const event = ledger.events.get(eventIdx);
+  const royalty = `[${event.royalty.map((r) => ledger.addresses.quoted(r)).join(',')}]`;
+  return {
+    id: Buffer.from(u64Json(event.eventId, false), 'utf8'),
+    idBare: Buffer.from(u64Json(event.eventId, true), 'utf8'),
+    royalty: Buffer.from(royalty, 'utf8'),
+  };
 }
 
 /** Which identifier, if any, a null-ids fault blanks in this item. */
 function nullPick(plan: FaultPlan, rng: SeededRandom): 0 | 1 | 2 {
   if (plan.nullIdFraction <= 0 || !rng.chance(plan.nullIdFraction)) return 0;
   return rng.chance(0.5) ? 1 : 2;
+}
+
+/**
+ * Page buffers handed back once a page's bytes have reached the socket, for the next page. A fresh ~1 MB
+ * buffer per page is external memory, and V8 answers a stream of those with a scavenge every few pages
+ * ("external memory pressure": most of the sandbox's GC time at 1M listings). Only a few are kept; a page
+ * whose response never finishes (a dropped connection) simply leaves its buffer to the GC.
+ */
+const freePageBuffers: Buffer[] = [];
+const MAX_FREE_PAGE_BUFFERS = 4;
+const MAX_POOLED_PAGE_BYTES = 4 * 1_048_576;
+
+function takePageBuffer(capacity: number): Buffer {
+  for (let i = freePageBuffers.length - 1; i >= 0; i--) {
+    const buf = freePageBuffers[i];
+    if (buf.length >= capacity) {
+      freePageBuffers.splice(i, 1);
+      return buf;
+    }
+  }
+  return Buffer.allocUnsafeSlow(capacity);
+}
+
+function releasePageBuffer(buf: Buffer): void {
+  if (freePageBuffers.length < MAX_FREE_PAGE_BUFFERS && buf.length <= MAX_POOLED_PAGE_BYTES)
+    freePageBuffers.push(buf);
 }
 
 /**
@@ -53,13 +86,14 @@ class PageBytes {
   buf: Buffer;
   pos = 0;
   constructor(capacity: number) {
-    this.buf = Buffer.allocUnsafe(capacity);
+    this.buf = takePageBuffer(capacity);
   }
 
   ensure(bytes: number): void {
     if (this.pos + bytes <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.pos + bytes, this.buf.length * 2));
+    const next = takePageBuffer(Math.max(this.pos + bytes, this.buf.length * 2));
     this.buf.copy(next, 0, 0, this.pos);
+    releasePageBuffer(this.buf);
     this.buf = next;
   }
 
@@ -105,6 +139,11 @@ class PageBytes {
   bytes(): Buffer {
     return this.buf.subarray(0, this.pos);
   }
+
+  /** Gives the buffer back for another page: only once nothing reads bytes() any more. */
+  release(): void {
+    releasePageBuffer(this.buf);
+  }
 }
 
 const QUOTE = 0x22;
@@ -146,12 +185,13 @@ function writeListings(
   const a = ledger.addresses;
   const t = ledger.tickets;
   const asNumber = plan.u64AsNumber;
-  const events = new EventFragments(ledger, asNumber);
+  const events = eventFragments(ledger);
   const mint = Buffer.from(a.quoted(ledger.stablecoinMint), 'utf8');
   const extra = plan.extraFields;
   for (let i = 0; i < seqs.length; i++) {
     const s = seqs[i];
-    const ev = events.get(l.eventIdx[s]);
+    const eventIdx = l.eventIdx[s];
+    const ev = events[eventIdx] ?? (events[eventIdx] = buildEventBytes(ledger, eventIdx));
     const blank = nullPick(plan, rng);
     const ticket = l.ticketIdx[s];
     // Number columns first: formatting a number is far cheaper than reading and formatting a bigint.
@@ -161,7 +201,7 @@ function writeListings(
     const expiresNum = l.expiresAtSec[s];
     out.ensure(ITEM_BYTES + 8 * a.maxQuotedBytes + ev.royalty.length + mint.length);
     out.raw(i === 0 ? K_FIRST : K_NEXT);
-    out.raw(blank === 1 ? K_NULL : ev.id);
+    out.raw(blank === 1 ? K_NULL : asNumber ? ev.idBare : ev.id);
     out.raw(K_TICKET);
     if (blank === 2) out.raw(K_NULL);
     else if (ticketNum >= 0) out.int(ticketNum, asNumber);
@@ -205,17 +245,25 @@ export function serializeListings(
 ): string {
   const out = new PageBytes(ITEM_BYTES * Math.max(1, seqs.length));
   writeListings(out, ledger, seqs, plan, rng);
-  return out.bytes().toString('utf8');
+  const text = out.bytes().toString('utf8');
+  out.release();
+  return text;
 }
 
-/** A whole listings page (contract 2.6) as bytes, ready to send. */
+/** A page's bytes and how to give their buffer back once they have been sent (see takePageBuffer). */
+export interface PageBody {
+  bytes: Buffer;
+  release: () => void;
+}
+
+/** A whole listings page (contract 2.6) as bytes, ready to send; release() once they are sent. */
 export function listingsPageBytes(
   ledger: SandboxLedger,
   seqs: readonly number[],
   plan: FaultPlan,
   rng: SeededRandom,
   nextCursor: string | null,
-): Buffer {
+): PageBody {
   const out = new PageBytes(ITEM_BYTES * Math.max(1, seqs.length));
   out.ascii('{"items":[');
   writeListings(out, ledger, seqs, plan, rng);
@@ -223,7 +271,7 @@ export function listingsPageBytes(
   out.ascii(
     `],"next_cursor":${nextCursor === null ? 'null' : `"${nextCursor}"`}${plan.extraFields ? EXTRA : ''}}`,
   );
-  return out.bytes();
+  return { bytes: out.bytes(), release: () => out.release() };
 }
 
 export function serializeEvents(

@@ -103,7 +103,7 @@ export function listingsPage(core: SandboxCore, query: Query, plan: FaultPlan): 
   );
   const body = listingsPageBytes(ledger, seqs, plan, rng, cursorFor(core, 'listings', page, next));
   if (plan.churn > 0) churnInventory(core, plan.churn, rng, now);
-  return { kind: 'json', status: 200, body };
+  return { kind: 'json', status: 200, body: body.bytes, sent: body.release };
 }
 
 /** GET /indexer/events/upcoming: events whose start is still ahead of the sandbox clock, in creation order. */
