@@ -146,22 +146,31 @@ export async function startPass(deps: PassDeps, plan: PassPlan): Promise<StartRe
   const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, deps.leases, (error) =>
     deps.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
   );
-  const done = runPass(deps, plan, pass, client, lease, clockOffsetMs).finally(() => {
-    lease.stop();
-    releaseClient(!released && lease.signal.aborted);
-  });
+  const done = runPass(deps, plan, pass, { client, release: releaseClient }, lease, clockOffsetMs).finally(
+    () => {
+      lease.stop();
+      releaseClient(!released && lease.signal.aborted);
+    },
+  );
   return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+}
+
+/** The pass's own connection and the way to hand it back (idempotent; `destroy` drops it from the pool). */
+interface PassConnection {
+  client: PoolClient;
+  release: (destroy?: boolean) => void;
 }
 
 async function runPass(
   deps: PassDeps,
   plan: PassPlan,
   pass: SyncPassRecord,
-  client: PoolClient,
+  connection: PassConnection,
   lease: HeldLease,
   clockOffsetMs: number,
 ): Promise<SyncPassRecord> {
   const { logger, metrics, config } = deps;
+  const { client } = connection;
   const started = Date.now();
   const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
   const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
@@ -359,17 +368,24 @@ async function runPass(
     const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
     outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
     if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
-    await deps.passes
-      .finish(deps.pool as Sql, pass.id, status, { error: outcome.error })
-      .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
   }
   lease.stop();
+  const completed = outcome.status === 'completed';
+  if (completed) await repo.dropSeen(client).catch(() => undefined);
+  // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
+  // bookkeeping that takes one from the pool. Holding it while waiting for a second one deadlocked the pool
+  // when a burst of event refreshes (one per confirmed order) held every connection at once.
+  connection.release(!completed);
+  if (!completed) {
+    await deps.passes
+      .finish(deps.pool as Sql, pass.id, outcome.status, { error: outcome.error })
+      .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
+  }
   if (!lease.lost) {
     await deps.leases
       .release(lease.name, lease.fencingToken)
       .catch((e: unknown) => logger.warn({ ...context, err: e }, 'could not release the lease'));
   }
-  await repo.dropSeen(client).catch(() => undefined);
   const seconds = (Date.now() - started) / 1000;
   metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
   const summary = {
