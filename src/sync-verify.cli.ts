@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { formatFindings, verifyMirror } from './catalog-sync/sync-verify';
-import { pgPool } from './catalog-sync/sql';
+import { pgPool } from './database/data-source';
 import { createDataSource } from './database/data-source';
 import { withServiceDatabase } from './database/database-url';
 import { UpstreamClient } from './upstream/upstream.client';

@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, QueryResultRow } from 'pg';
@@ -13,6 +12,8 @@ import type {
   LiveListingResult,
   MirrorStateRow,
 } from './catalog-mirror.types';
+import { PreparedStatements } from '../common/prepared-statements';
+import { pgPool } from '../database/data-source';
 import { isoOf, isoOrNull, keyOf } from './catalog-mirror.timestamps';
 import { mapListing } from './catalog-sync.mapper';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.listener';
@@ -101,11 +102,12 @@ class Params {
 @Injectable()
 export class CatalogMirrorRepository {
   private readonly pool: Pool;
-  /** Prepared statement name per statement text (a bounded set: fixed fragments only). */
-  private readonly statementNames = new Map<string, string>();
+  /** Named prepared statements (a bounded set of texts: fixed fragments only). */
+  private readonly statements: PreparedStatements;
 
   constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.pool = (dataSource.driver as unknown as { master: Pool }).master;
+    this.pool = pgPool(dataSource);
+    this.statements = new PreparedStatements(dataSource, 'mirror_read');
   }
 
   private async rows<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
@@ -118,13 +120,8 @@ export class CatalogMirrorRepository {
    * key reads and one event's keyset pages (always that event's index). The name search is not prepared:
    * a generic plan of `lower(name) LIKE $1` cannot use the trigram index the way a plan for the pattern does.
    */
-  private async prepared<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
-    let name = this.statementNames.get(text);
-    if (name === undefined) {
-      name = `mirror_read_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
-      this.statementNames.set(text, name);
-    }
-    return (await this.pool.query<T>({ name, text, values })).rows;
+  private prepared<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {
+    return this.statements.rows<T>(text, values);
   }
 
   /**

@@ -20,7 +20,7 @@ import { JobLeaseRepository } from './job-lease.repository';
 import { ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository } from './mirror-generation.repository';
 import { ProtocolConfigRepository, type StoredProtocolConfig } from './protocol-config.repository';
-import { pgPool } from './sql';
+import { pgPool } from '../database/data-source';
 import type { SyncResource } from './sync-pass.entity';
 import { startPass, type PassDeps, type PassPlan, type SyncLogger } from './sync-pass.runner';
 import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';

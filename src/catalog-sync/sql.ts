@@ -1,17 +1,8 @@
-import type { Pool, QueryResult, QueryResultRow } from 'pg';
-import type { DataSource } from 'typeorm';
+import type { QueryResult, QueryResultRow } from 'pg';
 
 /** A pg pool or one checked-out connection: what the catalog-sync repositories run their SQL on. */
 export interface Sql {
   query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
-}
-
-/**
- * The pg pool behind TypeORM's data source. Sync passes check out one connection for a whole pass (their
- * session-local staging table lives on it) and use plain pg results (row counts of UPDATE included).
- */
-export function pgPool(dataSource: DataSource): Pool {
-  return (dataSource.driver as unknown as { master: Pool }).master;
 }
 
 /**

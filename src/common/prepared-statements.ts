@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryResultRow } from 'pg';
 import type { DataSource } from 'typeorm';
+import { pgPool } from '../database/data-source';
 
 /**
  * Named prepared statements on a TypeORM data source's own pg pool: a statement is parsed (and, once
@@ -26,7 +27,7 @@ export class PreparedStatements {
       this.names.set(text, name);
     }
     // Resolved on first use: the data source's driver has its pool once it is initialized.
-    this.pool ??= (this.dataSource.driver as unknown as { master: Pool }).master;
+    this.pool ??= pgPool(this.dataSource);
     return (await this.pool.query<T>({ name, text, values })).rows;
   }
 }

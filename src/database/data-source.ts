@@ -1,3 +1,4 @@
+import type { Pool } from 'pg';
 import { DataSource, type DataSourceOptions } from 'typeorm';
 import { MIGRATIONS } from './migrations';
 
@@ -34,4 +35,13 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
 
 export function createDataSource(settings: DatabaseSettings): DataSource {
   return new DataSource(buildDataSourceOptions(settings));
+}
+
+/**
+ * The pg pool behind a TypeORM data source (present once it is initialized). For hot SQL that bypasses the
+ * ORM: sync passes (one checked-out connection per pass, plain pg results with UPDATE row counts), named
+ * prepared statements.
+ */
+export function pgPool(dataSource: DataSource): Pool {
+  return (dataSource.driver as unknown as { master: Pool }).master;
 }
