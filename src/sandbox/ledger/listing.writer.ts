@@ -1,0 +1,350 @@
+import type { FaultPlan } from '../faults/injector';
+import type { SeededRandom } from '../chain/prng';
+import type { SandboxLedger } from './ledger';
+import { u64Json } from '../chain/u64.codec';
+import type { AddressBook } from './address.book';
+import { asciiBytes, PageBytes, writeAscii, writeInt } from './page.bytes';
+
+export const EXTRA = ',"x_sandbox_extra":{"note":"unknown field injected by a fault"}';
+
+const MAX_SAFE = Number.MAX_SAFE_INTEGER;
+const COMMA = 0x2c;
+const END = 0x7d;
+const K_COMMA = asciiBytes(',');
+const K_ITEM = asciiBytes('{"event_id":');
+const K_NULL = asciiBytes('null');
+const K_TICKET = asciiBytes(',"ticket_id":');
+const K_PRICE = asciiBytes(',"ask_price_minor":');
+const K_SELLER = asciiBytes(',"seller":');
+const K_PAYOUT = asciiBytes(',"seller_payout":');
+const K_PERMIT = asciiBytes(',"permit_version":');
+const K_ROYALTY = asciiBytes(',"royalty_destinations":');
+const K_TYPE = asciiBytes(',"ticket_type_config":');
+const K_MINT = asciiBytes(',"stablecoin_mint":');
+const K_ALLOW = asciiBytes(',"buyer_allow":');
+const K_IDENTITY = asciiBytes(',"listing_integrator_identity":');
+const K_AUTHORITY = asciiBytes(',"listing_integrator_authority":');
+const K_EXPIRES = asciiBytes(',"expires_at":');
+const K_EXTRA = asciiBytes(EXTRA);
+const K_END = asciiBytes('}');
+
+/** Upper bound of one item's bytes besides its addresses and royalty list: 4 numbers, keys, extras. */
+export const ITEM_BYTES = 1024;
+
+/** An event's JSON fragments as bytes: its id (quoted and bare) and its royalty list. */
+interface EventBytes {
+  id: Uint8Array;
+  idBare: Uint8Array;
+  royalty: Uint8Array;
+}
+
+/** A cached fragment and the values it encodes (k1..k3; unused keys are 0). */
+interface Fragment {
+  k1: number;
+  k2: number;
+  k3: number;
+  bytes: Uint8Array;
+}
+
+/** Seller fragments are direct-mapped on the seller's address index: at most this many (~130 bytes each). */
+const SELLER_SLOTS = 4096;
+/** Fragments of the mint/buyer_allow/identity/authority run: direct-mapped on buyer_allow (~250 bytes). */
+const SHARED_SLOTS = 64;
+
+/**
+ * Byte fragments of listing items, kept per ledger for its lifetime. Each fragment is keyed by EVERY value
+ * it encodes and is checked against them on each use, so it can never be stale: a listing that is bought,
+ * cancelled, expires or is replaced by a new one (listings are append-only: a sequence's fields never change)
+ * simply stops being served or reads other keys. Events and addresses never change once added (a reset
+ * builds a new ledger), so the per-event pieces (id, royalty list) need no check. A fragment is a copy of the
+ * bytes the piecewise writer produces for the same values, so both paths give the same bytes by construction
+ * (and page.serializer.spec.ts compares them).
+ *
+ * An item is: head (per event), ticket id, price, seller part (per seller and payout), permit version,
+ * event part (royalty list and ticket type config, per event), shared part (mint, buyer_allow, integrator
+ * identity and authority: a handful across the whole ledger), expires_at. Kept small on purpose: the
+ * fragments an item reads stay in the CPU caches between pages (one ~400-byte tail per event measured
+ * slower inside a walk than these three smaller pieces). Memory: per event ~40 + ~150 bytes (two head
+ * variants, up to two event parts); seller and shared parts bounded by their slot counts. Caching each
+ * item's bytes instead would cost ~570 bytes per listing.
+ */
+class ItemFragments {
+  readonly events: (EventBytes | undefined)[] = [];
+  /** `{"event_id":<id>,"ticket_id":`, index eventIdx * 2 + (bare ids ? 1 : 0). */
+  readonly heads: (Uint8Array | undefined)[] = [];
+  /** `,"royalty_destinations":[…],"ticket_type_config":…`, two ways per event (k1 = type config). */
+  readonly eventParts: (Fragment | undefined)[] = [];
+  /** `,"seller":…,"seller_payout":…,"permit_version":` (k1 = seller, k2 = payout). */
+  readonly sellers: (Fragment | undefined)[] = [];
+  /** `,"stablecoin_mint":…,"buyer_allow":…,…,"expires_at":` (k1 = allow, k2 = identity, k3 = authority). */
+  readonly shared: (Fragment | undefined)[] = [];
+  /** Fragment reads and (re)builds (a read that had to build counts in both), for tests and profiling. */
+  uses = 0;
+  builds = 0;
+  /** Where fragments are built before being copied out (never a pooled page buffer). */
+  readonly scratch = new PageBytes(4096, false);
+  constructor(readonly mint: Uint8Array) {}
+}
+
+const fragmentsByLedger = new WeakMap<SandboxLedger, ItemFragments>();
+
+function fragmentsOf(ledger: SandboxLedger): ItemFragments {
+  let fragments = fragmentsByLedger.get(ledger);
+  if (fragments === undefined) {
+    fragments = new ItemFragments(Buffer.from(ledger.addresses.quoted(ledger.stablecoinMint), 'utf8'));
+    fragmentsByLedger.set(ledger, fragments);
+  }
+  return fragments;
+}
+
+/** How often the ledger's cached fragments were used and built so far (tests, profiling). */
+export function fragmentCounters(ledger: SandboxLedger): { uses: number; builds: number } {
+  const { uses, builds } = fragmentsOf(ledger);
+  return { uses, builds };
+}
+
+function eventBytesOf(f: ItemFragments, ledger: SandboxLedger, eventIdx: number): EventBytes {
+  let ev = f.events[eventIdx];
+  if (ev === undefined) {
+    const event = ledger.events.get(eventIdx);
+    const royalty = `[${event.royalty.map((r) => ledger.addresses.quoted(r)).join(',')}]`;
+    ev = {
+      id: Buffer.from(u64Json(event.eventId, false), 'utf8'),
+      idBare: Buffer.from(u64Json(event.eventId, true), 'utf8'),
+      royalty: Buffer.from(royalty, 'utf8'),
+    };
+    f.events[eventIdx] = ev;
+  }
+  return ev;
+}
+
+/** Which identifier, if any, a null-ids fault blanks in this item. */
+export function nullPick(plan: FaultPlan, rng: SeededRandom): 0 | 1 | 2 {
+  if (plan.nullIdFraction <= 0 || !rng.chance(plan.nullIdFraction)) return 0;
+  return rng.chance(0.5) ? 1 : 2;
+}
+
+// The piecewise writers: the reference bytes, and what every fragment is built from.
+
+function writeHead(out: PageBytes, ev: EventBytes, nullEvent: boolean, bare: boolean): void {
+  out.raw(K_ITEM);
+  out.raw(nullEvent ? K_NULL : bare ? ev.idBare : ev.id);
+  out.raw(K_TICKET);
+}
+
+function writeSellerPart(out: PageBytes, a: AddressBook, seller: number, payout: number): void {
+  out.raw(K_SELLER);
+  out.pos = a.writeQuoted(seller, out.buf, out.pos);
+  out.raw(K_PAYOUT);
+  out.pos = a.writeQuoted(payout, out.buf, out.pos);
+  out.raw(K_PERMIT);
+}
+
+function writeEventPart(out: PageBytes, a: AddressBook, ev: EventBytes, typeConfig: number): void {
+  out.raw(K_ROYALTY);
+  out.raw(ev.royalty);
+  out.raw(K_TYPE);
+  out.pos = a.writeQuoted(typeConfig, out.buf, out.pos);
+}
+
+function writeSharedPart(
+  out: PageBytes,
+  a: AddressBook,
+  mint: Uint8Array,
+  allow: number,
+  identity: number,
+  authority: number,
+): void {
+  out.raw(K_MINT);
+  out.raw(mint);
+  out.raw(K_ALLOW);
+  out.pos = a.writeQuoted(allow, out.buf, out.pos);
+  out.raw(K_IDENTITY);
+  out.pos = a.writeQuoted(identity, out.buf, out.pos);
+  out.raw(K_AUTHORITY);
+  out.pos = a.writeQuoted(authority, out.buf, out.pos);
+  out.raw(K_EXPIRES);
+}
+
+/** One item, every piece written from the columns (faulted pages and the reference path). */
+function writeItemPiecewise(
+  out: PageBytes,
+  ledger: SandboxLedger,
+  f: ItemFragments,
+  s: number,
+  blank: 0 | 1 | 2,
+  bare: boolean,
+  extra: boolean,
+): void {
+  const l = ledger.listings;
+  const t = ledger.tickets;
+  const a = ledger.addresses;
+  const ev = eventBytesOf(f, ledger, l.eventIdx[s]);
+  const ticket = l.ticketIdx[s];
+  writeHead(out, ev, blank === 1, bare);
+  if (blank === 2) out.raw(K_NULL);
+  else if (t.ticketIdNum[ticket] >= 0) out.int(t.ticketIdNum[ticket], bare);
+  else out.ascii(u64Json(t.ticketId[ticket], bare));
+  out.raw(K_PRICE);
+  if (l.askPriceNum[s] >= 0) out.int(l.askPriceNum[s], bare);
+  else out.ascii(u64Json(l.askPriceMinor[s], bare));
+  writeSellerPart(out, a, l.seller[s], l.sellerPayout[s]);
+  if (l.permitVersionNum[s] >= 0) out.int(l.permitVersionNum[s], bare);
+  else out.ascii(u64Json(l.permitVersion[s], bare));
+  writeEventPart(out, a, ev, l.ticketTypeConfig[s]);
+  writeSharedPart(out, a, f.mint, l.buyerAllow[s], l.integratorIdentity[s], l.integratorAuthority[s]);
+  const expiresNum = l.expiresAtSec[s];
+  if (Math.abs(expiresNum) <= MAX_SAFE) out.int(expiresNum, bare);
+  else out.ascii(u64Json(l.expiresAt[s], bare));
+  if (extra) out.raw(K_EXTRA);
+  out.raw(K_END);
+}
+
+/** A fragment built by `write` in the scratch buffer, copied out to be kept. */
+function build(f: ItemFragments, write: (out: PageBytes) => void): Uint8Array {
+  const scratch = f.scratch;
+  scratch.pos = 0;
+  write(scratch);
+  f.builds++;
+  return scratch.copyFrom(0);
+}
+
+function headOf(f: ItemFragments, ledger: SandboxLedger, eventIdx: number, bare: boolean): Uint8Array {
+  const k = eventIdx * 2 + (bare ? 1 : 0);
+  const head = f.heads[k];
+  if (head !== undefined) return head;
+  const ev = eventBytesOf(f, ledger, eventIdx);
+  return (f.heads[k] = build(f, (out) => writeHead(out, ev, false, bare)));
+}
+
+function sellerPartOf(f: ItemFragments, ledger: SandboxLedger, seller: number, payout: number): Uint8Array {
+  const slot = seller & (SELLER_SLOTS - 1);
+  const part = f.sellers[slot];
+  if (part !== undefined && part.k1 === seller && part.k2 === payout) return part.bytes;
+  const bytes = build(f, (out) => writeSellerPart(out, ledger.addresses, seller, payout));
+  f.sellers[slot] = { k1: seller, k2: payout, k3: 0, bytes };
+  return bytes;
+}
+
+/** Two ways per event, the most recently used first. */
+function eventPartOf(
+  f: ItemFragments,
+  ledger: SandboxLedger,
+  eventIdx: number,
+  typeConfig: number,
+): Uint8Array {
+  const k = eventIdx * 2;
+  const first = f.eventParts[k];
+  if (first !== undefined && first.k1 === typeConfig) return first.bytes;
+  const second = f.eventParts[k + 1];
+  if (second !== undefined && second.k1 === typeConfig) {
+    f.eventParts[k] = second;
+    f.eventParts[k + 1] = first;
+    return second.bytes;
+  }
+  const ev = eventBytesOf(f, ledger, eventIdx);
+  const bytes = build(f, (out) => writeEventPart(out, ledger.addresses, ev, typeConfig));
+  f.eventParts[k + 1] = { k1: typeConfig, k2: 0, k3: 0, bytes };
+  return bytes;
+}
+
+function sharedPartOf(
+  f: ItemFragments,
+  ledger: SandboxLedger,
+  allow: number,
+  identity: number,
+  authority: number,
+): Uint8Array {
+  const slot = allow & (SHARED_SLOTS - 1);
+  const part = f.shared[slot];
+  if (part !== undefined && part.k1 === allow && part.k2 === identity && part.k3 === authority)
+    return part.bytes;
+  const bytes = build(f, (out) => writeSharedPart(out, ledger.addresses, f.mint, allow, identity, authority));
+  f.shared[slot] = { k1: allow, k2: identity, k3: authority, bytes };
+  return bytes;
+}
+
+/** Writes `bytes` at `pos`; returns the position after them. */
+function put(buf: Buffer, pos: number, bytes: Uint8Array): number {
+  buf.set(bytes, pos);
+  return pos + bytes.length;
+}
+
+/**
+ * Listing items as JSON bytes (comma-separated), written straight into one buffer from the columns: no
+ * per-item string, no bigint unless a value is past 2^53, no UTF-8 encoding on send. With `cached` (the
+ * default) and no null-id fault, an item is four cached fragments copied in around its four numbers;
+ * otherwise every piece is written from the columns (the reference the cache is tested against). Faults
+ * still apply per item (null ids, u64 as numbers, extra fields).
+ */
+export function writeListings(
+  out: PageBytes,
+  ledger: SandboxLedger,
+  seqs: readonly number[],
+  plan: FaultPlan,
+  rng: SeededRandom,
+  cached = true,
+): void {
+  const f = fragmentsOf(ledger);
+  const bare = plan.u64AsNumber;
+  const extra = plan.extraFields;
+  const room = ITEM_BYTES + 8 * ledger.addresses.maxQuotedBytes + f.mint.length;
+  if (!cached || plan.nullIdFraction > 0) {
+    for (let i = 0; i < seqs.length; i++) {
+      const blank = nullPick(plan, rng);
+      out.ensure(room + eventBytesOf(f, ledger, ledger.listings.eventIdx[seqs[i]]).royalty.length);
+      if (i > 0) out.raw(K_COMMA);
+      writeItemPiecewise(out, ledger, f, seqs[i], blank, bare, extra);
+    }
+    return;
+  }
+  const l = ledger.listings;
+  const t = ledger.tickets;
+  let buf = out.buf;
+  let pos = out.pos;
+  let uses = 0;
+  for (let i = 0; i < seqs.length; i++) {
+    const s = seqs[i];
+    const eventIdx = l.eventIdx[s];
+    const head = headOf(f, ledger, eventIdx, bare);
+    const sellerPart = sellerPartOf(f, ledger, l.seller[s], l.sellerPayout[s]);
+    const eventPart = eventPartOf(f, ledger, eventIdx, l.ticketTypeConfig[s]);
+    const sharedPart = sharedPartOf(
+      f,
+      ledger,
+      l.buyerAllow[s],
+      l.integratorIdentity[s],
+      l.integratorAuthority[s],
+    );
+    uses += 4;
+    if (pos + room + eventPart.length > buf.length) {
+      out.pos = pos;
+      out.ensure(room + eventPart.length);
+      buf = out.buf;
+    }
+    if (i > 0) buf[pos++] = COMMA;
+    pos = put(buf, pos, head);
+    // Number columns first: formatting a number is far cheaper than reading and formatting a bigint.
+    const ticket = l.ticketIdx[s];
+    const ticketNum = t.ticketIdNum[ticket];
+    if (ticketNum >= 0) pos = writeInt(buf, pos, ticketNum, bare);
+    else pos = writeAscii(buf, pos, u64Json(t.ticketId[ticket], bare));
+    pos = put(buf, pos, K_PRICE);
+    const priceNum = l.askPriceNum[s];
+    if (priceNum >= 0) pos = writeInt(buf, pos, priceNum, bare);
+    else pos = writeAscii(buf, pos, u64Json(l.askPriceMinor[s], bare));
+    pos = put(buf, pos, sellerPart);
+    const permitNum = l.permitVersionNum[s];
+    if (permitNum >= 0) pos = writeInt(buf, pos, permitNum, bare);
+    else pos = writeAscii(buf, pos, u64Json(l.permitVersion[s], bare));
+    pos = put(buf, pos, eventPart);
+    pos = put(buf, pos, sharedPart);
+    const expiresNum = l.expiresAtSec[s];
+    if (Math.abs(expiresNum) <= MAX_SAFE) pos = writeInt(buf, pos, expiresNum, bare);
+    else pos = writeAscii(buf, pos, u64Json(l.expiresAt[s], bare));
+    if (extra) pos = put(buf, pos, K_EXTRA);
+    buf[pos++] = END;
+  }
+  out.pos = pos;
+  f.uses += uses;
+}
