@@ -245,6 +245,34 @@ describe(writeListings.name, () => {
     }
   });
 
+  it('writes an event part longer than a fragment slab (300 royalty destinations) whole', () => {
+    const ledger = newLedger();
+    const royalty = Array.from({ length: 300 }, (_, k) => keys.syntheticAddress('royalty-many', k));
+    ledger.createEvent({
+      eventId: 42n,
+      name: 'r',
+      startAtMs: 0,
+      venue: 'v',
+      royalty,
+      ticketTypeConfig: null,
+    });
+    const seqs = [1n, 2n].map((ticketId) =>
+      ledger.openListing(ledger.mintTicket(42n, ticketId, ADDRESSES[0]), {
+        askPriceMinor: 3n,
+        sellerPayout: 0,
+        integratorIdentity: 0,
+        integratorAuthority: 0,
+        buyerAllow: -1,
+        ticketTypeConfig: -1,
+        expiresAt: 5n,
+      }),
+    );
+    const text = serializeListings(ledger, seqs, noFaults(), new SeededRandom('l'));
+    expect(text).toBe(serializeListings(ledger, seqs, noFaults(), new SeededRandom('l'), false));
+    const items = JSON.parse(`[${text}]`) as { royalty_destinations: string[] }[];
+    expect(items.map((i) => i.royalty_destinations)).toEqual([royalty, royalty]);
+  });
+
   it('reuses its fragments across pages and builds new ones only for values it has not seen', () => {
     const ledger = newLedger();
     const seller = ADDRESSES[0];
