@@ -38,18 +38,18 @@ interface EventBytes {
   royalty: Uint8Array;
 }
 
-/** A cached fragment and the values it encodes (k1..k3; unused keys are 0). */
+/** A cached fragment and the values it encodes (k1..k4; unused keys are 0). */
 interface Fragment {
   k1: number;
   k2: number;
   k3: number;
+  k4: number;
   bytes: Uint8Array;
 }
 
 /** Seller fragments are direct-mapped on the seller's address index: at most this many (~130 bytes each). */
 const SELLER_SLOTS = 4096;
 /** Fragments of the mint/buyer_allow/identity/authority run: direct-mapped on buyer_allow (~250 bytes). */
-const SHARED_SLOTS = 64;
 const SLAB_BYTES = 65_536;
 
 /**
@@ -61,24 +61,25 @@ const SLAB_BYTES = 65_536;
  * bytes the piecewise writer produces for the same values, so both paths give the same bytes by construction
  * (and page.serializer.spec.ts compares them).
  *
- * An item is: head (per event), ticket id, price, seller part (per seller and payout), permit version,
- * event part (royalty list and ticket type config, per event), shared part (mint, buyer_allow, integrator
- * identity and authority: a handful across the whole ledger), expires_at. Kept small on purpose: the
- * fragments an item reads stay in the CPU caches between pages (one ~400-byte tail per event measured
- * slower inside a walk than these three smaller pieces). Memory: per event ~40 + ~150 bytes (two head
- * variants, up to two event parts); seller and shared parts bounded by their slot counts. Caching each
- * item's bytes instead would cost ~570 bytes per listing.
+ * An item is: head (per event), ticket id, price, seller part (per seller and payout), permit version, tail
+ * (royalty list, ticket type config, mint, buyer_allow, integrator identity and authority: per event, two
+ * ways), expires_at. Three copies and four numbers per item. The fragments live back to back in shared
+ * slabs (see build). Memory: per event ~40 bytes of heads per id variant and up to two ~350-byte tails;
+ * seller parts bounded by SELLER_SLOTS. Caching each item's bytes instead would cost ~570 bytes per listing
+ * (570 MB at 1M listings).
  */
 class ItemFragments {
   readonly events: (EventBytes | undefined)[] = [];
   /** `{"event_id":<id>,"ticket_id":`, index eventIdx * 2 + (bare ids ? 1 : 0). */
   readonly heads: (Uint8Array | undefined)[] = [];
-  /** `,"royalty_destinations":[…],"ticket_type_config":…`, two ways per event (k1 = type config). */
-  readonly eventParts: (Fragment | undefined)[] = [];
+  /**
+   * `,"royalty_destinations":[…],"ticket_type_config":…,"stablecoin_mint":…,"buyer_allow":…,
+   * "listing_integrator_identity":…,"listing_integrator_authority":…,"expires_at":`, two ways per event
+   * (k1..k4 = type config, buyer allow, identity, authority).
+   */
+  readonly tails: (Fragment | undefined)[] = [];
   /** `,"seller":…,"seller_payout":…,"permit_version":` (k1 = seller, k2 = payout). */
   readonly sellers: (Fragment | undefined)[] = [];
-  /** `,"stablecoin_mint":…,"buyer_allow":…,…,"expires_at":` (k1 = allow, k2 = identity, k3 = authority). */
-  readonly shared: (Fragment | undefined)[] = [];
   /** Fragment reads and (re)builds (a read that had to build counts in both), for tests and profiling. */
   uses = 0;
   builds = 0;
@@ -246,50 +247,70 @@ function sellerPartOf(f: ItemFragments, ledger: SandboxLedger, seller: number, p
   const part = f.sellers[slot];
   if (part !== undefined && part.k1 === seller && part.k2 === payout) return part.bytes;
   const bytes = build(f, roomFor(ledger), (out) => writeSellerPart(out, ledger.addresses, seller, payout));
-  f.sellers[slot] = { k1: seller, k2: payout, k3: 0, bytes };
+  f.sellers[slot] = { k1: seller, k2: payout, k3: 0, k4: 0, bytes };
   return bytes;
 }
 
 /** Two ways per event, the most recently used first. */
-function eventPartOf(
-  f: ItemFragments,
-  ledger: SandboxLedger,
-  eventIdx: number,
-  typeConfig: number,
-): Uint8Array {
+function tailOf(f: ItemFragments, ledger: SandboxLedger, eventIdx: number, s: number): Uint8Array {
+  const l = ledger.listings;
+  const typeConfig = l.ticketTypeConfig[s];
+  const allow = l.buyerAllow[s];
+  const identity = l.integratorIdentity[s];
+  const authority = l.integratorAuthority[s];
   const k = eventIdx * 2;
-  const first = f.eventParts[k];
-  if (first !== undefined && first.k1 === typeConfig) return first.bytes;
-  const second = f.eventParts[k + 1];
-  if (second !== undefined && second.k1 === typeConfig) {
-    f.eventParts[k] = second;
-    f.eventParts[k + 1] = first;
+  const first = f.tails[k];
+  if (
+    first !== undefined &&
+    first.k1 === typeConfig &&
+    first.k2 === allow &&
+    first.k3 === identity &&
+    first.k4 === authority
+  )
+    return first.bytes;
+  const second = f.tails[k + 1];
+  if (
+    second !== undefined &&
+    second.k1 === typeConfig &&
+    second.k2 === allow &&
+    second.k3 === identity &&
+    second.k4 === authority
+  ) {
+    f.tails[k] = second;
+    f.tails[k + 1] = first;
     return second.bytes;
   }
   const ev = eventBytesOf(f, ledger, eventIdx);
-  const bytes = build(f, roomFor(ledger) + ev.royalty.length, (out) =>
-    writeEventPart(out, ledger.addresses, ev, typeConfig),
-  );
-  f.eventParts[k + 1] = { k1: typeConfig, k2: 0, k3: 0, bytes };
+  const bytes = build(f, roomFor(ledger) + ev.royalty.length + f.mint.length, (out) => {
+    writeEventPart(out, ledger.addresses, ev, typeConfig);
+    writeSharedPart(out, ledger.addresses, f.mint, allow, identity, authority);
+  });
+  f.tails[k + 1] = { k1: typeConfig, k2: allow, k3: identity, k4: authority, bytes };
   return bytes;
 }
 
-function sharedPartOf(
-  f: ItemFragments,
-  ledger: SandboxLedger,
-  allow: number,
-  identity: number,
-  authority: number,
-): Uint8Array {
-  const slot = allow & (SHARED_SLOTS - 1);
-  const part = f.shared[slot];
-  if (part !== undefined && part.k1 === allow && part.k2 === identity && part.k3 === authority)
-    return part.bytes;
-  const bytes = build(f, roomFor(ledger) + f.mint.length, (out) =>
-    writeSharedPart(out, ledger.addresses, f.mint, allow, identity, authority),
-  );
-  f.shared[slot] = { k1: allow, k2: identity, k3: authority, bytes };
-  return bytes;
+/** `,"ask_price_minor":` as stores: cheaper than a copy call for 19 bytes between two numbers. */
+function writePriceKey(buf: Buffer, pos: number): number {
+  buf[pos] = 0x2c; // ,
+  buf[pos + 1] = 0x22; // "
+  buf[pos + 2] = 0x61; // a
+  buf[pos + 3] = 0x73; // s
+  buf[pos + 4] = 0x6b; // k
+  buf[pos + 5] = 0x5f; // _
+  buf[pos + 6] = 0x70; // p
+  buf[pos + 7] = 0x72; // r
+  buf[pos + 8] = 0x69; // i
+  buf[pos + 9] = 0x63; // c
+  buf[pos + 10] = 0x65; // e
+  buf[pos + 11] = 0x5f; // _
+  buf[pos + 12] = 0x6d; // m
+  buf[pos + 13] = 0x69; // i
+  buf[pos + 14] = 0x6e; // n
+  buf[pos + 15] = 0x6f; // o
+  buf[pos + 16] = 0x72; // r
+  buf[pos + 17] = 0x22; // "
+  buf[pos + 18] = 0x3a; // :
+  return pos + 19;
 }
 
 /** Writes `bytes` at `pos`; returns the position after them. */
@@ -336,18 +357,11 @@ export function writeListings(
     const eventIdx = l.eventIdx[s];
     const head = headOf(f, ledger, eventIdx, bare);
     const sellerPart = sellerPartOf(f, ledger, l.seller[s], l.sellerPayout[s]);
-    const eventPart = eventPartOf(f, ledger, eventIdx, l.ticketTypeConfig[s]);
-    const sharedPart = sharedPartOf(
-      f,
-      ledger,
-      l.buyerAllow[s],
-      l.integratorIdentity[s],
-      l.integratorAuthority[s],
-    );
-    uses += 4;
-    if (pos + room + eventPart.length > buf.length) {
+    const tail = tailOf(f, ledger, eventIdx, s);
+    uses += 3;
+    if (pos + room + tail.length > buf.length) {
       out.pos = pos;
-      out.ensure(room + eventPart.length);
+      out.ensure(room + tail.length);
       buf = out.buf;
     }
     if (i > 0) buf[pos++] = COMMA;
@@ -357,7 +371,7 @@ export function writeListings(
     const ticketNum = t.ticketIdNum[ticket];
     if (ticketNum >= 0) pos = writeInt(buf, pos, ticketNum, bare);
     else pos = writeAscii(buf, pos, u64Json(t.ticketId[ticket], bare));
-    pos = put(buf, pos, K_PRICE);
+    pos = writePriceKey(buf, pos);
     const priceNum = l.askPriceNum[s];
     if (priceNum >= 0) pos = writeInt(buf, pos, priceNum, bare);
     else pos = writeAscii(buf, pos, u64Json(l.askPriceMinor[s], bare));
@@ -365,8 +379,7 @@ export function writeListings(
     const permitNum = l.permitVersionNum[s];
     if (permitNum >= 0) pos = writeInt(buf, pos, permitNum, bare);
     else pos = writeAscii(buf, pos, u64Json(l.permitVersion[s], bare));
-    pos = put(buf, pos, eventPart);
-    pos = put(buf, pos, sharedPart);
+    pos = put(buf, pos, tail);
     const expiresNum = l.expiresAtSec[s];
     if (Math.abs(expiresNum) <= MAX_SAFE) pos = writeInt(buf, pos, expiresNum, bare);
     else pos = writeAscii(buf, pos, u64Json(l.expiresAt[s], bare));
