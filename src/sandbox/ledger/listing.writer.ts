@@ -49,7 +49,7 @@ interface Fragment {
 
 /** Seller fragments are direct-mapped on the seller's address index: at most this many (~130 bytes each). */
 const SELLER_SLOTS = 4096;
-/** Fragments of the mint/buyer_allow/identity/authority run: direct-mapped on buyer_allow (~250 bytes). */
+/** Kept fragments are copied into slabs of this size (see build); a longer one gets its own buffer. */
 const SLAB_BYTES = 65_536;
 
 /**
