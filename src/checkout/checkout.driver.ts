@@ -303,11 +303,14 @@ export class CheckoutDriver implements OnModuleDestroy {
     }
     const { record, sent } = result;
     ctx.record = record;
-    if (committing !== null && !('error' in sent)) {
+    if (committing !== null) {
       const committed = await (committing as Promise<OrderEntity | null>);
+      if (!committed) return null;
+      // Answered and committed, then the ledger's record of the answer failed: tracked on from `track` later.
+      if ('error' in sent) return this.onSendFailed(committed, sent.error, { recoveryPoint: 'lookup' });
       ctx.record = sent.record;
       ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
-      return committed && (sent.record.finalAt ? this.onLedgerStatus(committed, sent.record) : committed);
+      return sent.record.finalAt ? this.onLedgerStatus(committed, sent.record) : committed;
     }
     // No answer recorded (refused, unknown, or a replayed signature sent without news): the signature first.
     const signed = await this.commit(
