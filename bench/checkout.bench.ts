@@ -190,7 +190,11 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       // The service's time is its committed final_at, so this check need not be frequent: every FINAL_CHECK_MS
       // keeps the bench's own queries from loading the machine while the service works. It waits until the
       // order is done (mirror refreshed) and its transaction's after-final handler has run, so that none of
-      // the order's follow-up work overlaps the paired direct purchase.
+      // the order's follow-up work overlaps the paired direct purchase. The first check waits out the landing
+      // delay (no order can be final sooner): a query of the bench's own right after the 202 competed with the
+      // service's first steps for the two cores (the direct path has no such neighbour), and when it reads
+      // final_at does not change the value it reads.
+      await sleep(LANDING_DELAY_MS);
       for (let i = 0; ; i++) {
         const row = await db.query<{
           state: string;

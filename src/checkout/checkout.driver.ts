@@ -10,7 +10,7 @@ import { CheckoutConfig } from '../config/checkout.config';
 import { TransactionsService } from '../transactions/transactions.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
-import { batchFromWire, CheckoutIntegrator } from './checkout.integrator';
+import { batchFromWire, CheckoutIntegrator, type Revalidation } from './checkout.integrator';
 import { CheckoutMetrics } from './checkout.metrics';
 import type { OrderFailureCode } from './checkout.errors';
 import { armCrashPoints, crashPoint, type CrashPointName } from './crash-points';
@@ -31,6 +31,9 @@ const MAX_POLLS_PER_DRIVE = 100_000;
 type TxRecord = Awaited<ReturnType<TransactionsService['sign']>>['record'];
 type CommitName = 'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
 
+/** A live revalidation started before the order was committed (checkout.service.ts): its result or error. */
+export type PrefetchedRevalidation = { value: Revalidation } | { error: unknown };
+
 /** What one send of the signed bytes gave: the ledger's record after the answer, or the error. */
 type Sent = { record: TxRecord; answeredAt?: number } | { error: unknown };
 
@@ -40,6 +43,8 @@ interface DriveContext {
   record: TxRecord | null;
   /** When to re-send for the status next: POLL after the previous answer, like any client polling. */
   nextPollAt: number;
+  /** Attempt 1's live read, started alongside the order's insert; used once, by the first revalidate step. */
+  revalidation?: Promise<PrefetchedRevalidation>;
 }
 
 /**
@@ -112,17 +117,17 @@ export class CheckoutDriver implements OnModuleDestroy {
   }
 
   /** Runs steps of an order this replica holds until it waits, is final, or loses the lease; never throws. */
-  drive(order: OrderEntity): Promise<void> {
+  drive(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
     // Background work: its connections come out of the pool's background share (database/pool-gate.ts).
-    const run = inBackground(() => this.run(order));
+    const run = inBackground(() => this.run(order, revalidation));
     this.active.add(run);
     void run.finally(() => this.active.delete(run));
     return run;
   }
 
-  private async run(order: OrderEntity): Promise<void> {
+  private async run(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
     let current: OrderEntity | null = order;
-    const ctx: DriveContext = { record: null, nextPollAt: 0 };
+    const ctx: DriveContext = { record: null, nextPollAt: 0, revalidation };
     try {
       for (let i = 0; i < MAX_STEPS_PER_DRIVE && current; i++) {
         if (current.recoveryPoint === 'done') return;
@@ -141,7 +146,7 @@ export class CheckoutDriver implements OnModuleDestroy {
   /** One step from the recovery point: the committed order to continue with, or null (handed back/fenced). */
   private step(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     const steps: Record<OrderEntity['recoveryPoint'], (o: OrderEntity) => Promise<OrderEntity | null>> = {
-      revalidate: (o) => this.revalidate(o),
+      revalidate: (o) => this.revalidate(o, ctx),
       sign: (o) => this.sign(o, ctx),
       submit: (o) => this.submit(o, ctx),
       track: (o) => this.track(o, ctx),
@@ -152,17 +157,27 @@ export class CheckoutDriver implements OnModuleDestroy {
     return steps[order.recoveryPoint](order);
   }
 
-  private async revalidate(order: OrderEntity): Promise<OrderEntity | null> {
+  private async revalidate(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
     crashPoint('before_revalidate');
-    let outcome;
+    // The read started with the POST serves attempt 1's first revalidation only; any later one reads anew.
+    const prefetched = order.attempt === 1 ? ctx.revalidation : undefined;
+    ctx.revalidation = undefined;
+    let outcome: Revalidation;
     try {
-      outcome = await this.integrator.revalidate({
-        eventId: order.eventId,
-        ticketId: order.ticketId,
-        expectedPriceMinor: order.expectedPriceMinor,
-        buyerAddress: order.buyerAddress,
-        requestId: order.requestId,
-      });
+      if (prefetched) {
+        const settled = await prefetched;
+        if ('error' in settled) throw settled.error;
+        outcome = settled.value;
+      } else
+        outcome =
+          (await this.resumedAttempt(order)) ??
+          (await this.integrator.revalidate({
+            eventId: order.eventId,
+            ticketId: order.ticketId,
+            expectedPriceMinor: order.expectedPriceMinor,
+            buyerAddress: order.buyerAddress,
+            requestId: order.requestId,
+          }));
     } catch (error) {
       const age = Date.now() - order.attemptStartedAt.getTime();
       if (age > this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS)
@@ -192,10 +207,8 @@ export class CheckoutDriver implements OnModuleDestroy {
         `The price changed from ${order.expectedPriceMinor} to ${outcome.currentPriceMinor} (minor units)`,
         { currentPriceMinor: outcome.currentPriceMinor },
       );
-    // The revalidation's result and the attempt's upstream key in one commit, before the signing call.
-    return this.commit(
+    return this.signAndSubmit(
       order,
-      ['revalidated', 'signing'],
       {
         state: 'signing',
         recoveryPoint: 'sign',
@@ -203,9 +216,111 @@ export class CheckoutDriver implements OnModuleDestroy {
         stablecoinDecimals: outcome.decimals,
         upstreamIdempotencyKey: this.upstreamKey(order),
       },
-      null,
-      [{ step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' }, { step: 'signing' }],
+      ctx,
     );
+  }
+
+  /**
+   * The revalidation an interrupted attempt already made: when the ledger has this attempt's transaction (its
+   * record, with key and batch, is written before signing and may have landed while the order's commit did
+   * not), the attempt continues with that batch; a new live read could build a different batch for the same
+   * key. Null when the attempt never reached the ledger.
+   */
+  private async resumedAttempt(order: OrderEntity): Promise<Revalidation | null> {
+    const record = await this.transactions.findByKey(order.clientId, this.transactionKey(order));
+    if (!record) return null;
+    const batch = (record.request as { platformInstructions?: Record<string, unknown> }).platformInstructions;
+    if (batch?.instruction !== 'accept_offer_v2')
+      throw new Error('the ledger transaction of this attempt is not a purchase');
+    const decimals = await this.integrator.decimals();
+    if (decimals === null) throw new Error('the protocol config is unavailable');
+    return { kind: 'ok', batch, decimals };
+  }
+
+  /**
+   * An attempt's signing and first submission right after its revalidation, with no order commit before them:
+   * the order's key was committed with the order, and the ledger commits its record of the attempt (key and
+   * batch) before its signing call, then sends the signed bytes at once. The order commits the revalidation,
+   * the signature and the first answer in one statement, alongside the ledger's record of that answer. A crash
+   * before it: recovery finds the attempt in the ledger (`resumedAttempt`) and goes on with the same key, the
+   * same batch and the same bytes.
+   */
+  private async signAndSubmit(
+    order: OrderEntity,
+    revalidated: OrderPatch,
+    ctx: DriveContext,
+  ): Promise<OrderEntity | null> {
+    crashPoint('before_sign');
+    let committing: Promise<OrderEntity | null> | null = null;
+    let result;
+    try {
+      result = await this.transactions.signAndSend(
+        this.signInput({
+          id: order.id,
+          clientId: order.clientId,
+          attempt: order.attempt,
+          buyerSubject: order.buyerSubject,
+          requestId: order.requestId,
+          batch: revalidated.batch ?? null,
+          upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
+        }),
+        {
+          requestId: order.requestId ?? undefined,
+          followUpMs: this.config.CHECKOUT_LEASE_MS,
+          onSigned: () => {
+            crashPoint('after_sign');
+            crashPoint('before_submit');
+          },
+          alongsideAnswer: (record, answer) => {
+            crashPoint('after_submit');
+            committing = this.commit(
+              order,
+              ['revalidated', 'signing', 'signed', 'submitted'],
+              {
+                ...revalidated,
+                ...signedPatch(record),
+                state: 'submitted',
+                recoveryPoint: 'track',
+                upstreamStatus: answer.status,
+              },
+              null,
+              [REVALIDATED_STEP, { step: 'signing' }, SIGNED_STEP, { step: 'submitted' }],
+            );
+            return committing;
+          },
+        },
+      );
+    } catch (error) {
+      // Nothing was sent: the revalidation is committed, then the signing error decides.
+      const at = await this.commit(order, ['revalidated', 'signing'], revalidated, null, [
+        REVALIDATED_STEP,
+        { step: 'signing' },
+      ]);
+      if (!at) return null;
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.finish(at, 'failed', 'SIGNING_REJECTED', error.message);
+      return this.retryLater(at, error);
+    }
+    const { record, sent } = result;
+    ctx.record = record;
+    if (committing !== null) {
+      const committed = await (committing as Promise<OrderEntity | null>);
+      if (!committed) return null;
+      // Answered and committed, then the ledger's record of the answer failed: tracked on from `track` later.
+      if ('error' in sent) return this.onSendFailed(committed, sent.error, { recoveryPoint: 'lookup' });
+      ctx.record = sent.record;
+      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
+      return sent.record.finalAt ? this.onLedgerStatus(committed, sent.record) : committed;
+    }
+    // No answer recorded (refused, unknown, or a replayed signature sent without news): the signature first.
+    const signed = await this.commit(
+      order,
+      ['revalidated', 'signing', 'signed'],
+      { ...revalidated, ...signedPatch(record), state: 'signed', recoveryPoint: 'submit' },
+      null,
+      [REVALIDATED_STEP, { step: 'signing' }, SIGNED_STEP],
+    );
+    return signed && this.afterSubmission(signed, sent, ctx);
   }
 
   private async sign(order: OrderEntity, ctx: DriveContext): Promise<OrderEntity | null> {
@@ -235,21 +350,19 @@ export class CheckoutDriver implements OnModuleDestroy {
     // recorded them); if this process dies before the commit lands, recovery signs again with the same key
     // (the upstream returns the same transaction) and re-sends the same bytes.
     const [committed, sent] = await Promise.all([
-      this.commit(signing, 'signed', {
-        state: 'signed',
-        recoveryPoint: 'submit',
-        transactionRecordId: record.id,
-        custodialTransactionId: record.custodialTransactionId,
-        // The ledger's id of a transaction is its first signature, the fee payer's.
-        transactionSignature: record.feePayerSignature,
-      }),
+      this.commit(signing, 'signed', { ...signedPatch(record), state: 'signed', recoveryPoint: 'submit' }),
       this.send(signing, record),
     ]);
     return committed && this.afterSubmission(committed, sent, ctx);
   }
 
   /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
-  private signInput(order: OrderEntity): Parameters<TransactionsService['sign']>[0] {
+  private signInput(
+    order: Pick<
+      OrderEntity,
+      'id' | 'clientId' | 'attempt' | 'batch' | 'upstreamIdempotencyKey' | 'buyerSubject' | 'requestId'
+    >,
+  ): Parameters<TransactionsService['sign']>[0] {
     if (!order.batch) throw new Error('order in signing without a batch');
     return {
       clientId: order.clientId,
@@ -634,6 +747,20 @@ export class CheckoutDriver implements OnModuleDestroy {
   private transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): string {
     return `checkout:${order.id}:${order.attempt}`;
   }
+}
+
+/** Audit rows of a combined commit: the state and recovery point each step stood for. */
+const REVALIDATED_STEP: AuditStep = { step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' };
+const SIGNED_STEP: AuditStep = { step: 'signed', state: 'signed', recoveryPoint: 'submit' };
+
+/** The order's record of its signed transaction. */
+function signedPatch(record: TxRecord): OrderPatch {
+  return {
+    transactionRecordId: record.id,
+    custodialTransactionId: record.custodialTransactionId,
+    // The ledger's id of a transaction is its first signature, the fee payer's.
+    transactionSignature: record.feePayerSignature,
+  };
 }
 
 function describe(error: unknown): string {

@@ -5,7 +5,7 @@ import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
 import { requireIdempotencyKey } from '../common/idempotency-key';
 import { TransactionsService } from '../transactions/transactions.service';
-import { CHECKOUT_ON_FINAL, CheckoutDriver } from './checkout.driver';
+import { CHECKOUT_ON_FINAL, CheckoutDriver, type PrefetchedRevalidation } from './checkout.driver';
 import { CheckoutErrors } from './checkout.errors';
 import { crashPoint } from './crash-points';
 import { CheckoutIntegrator } from './checkout.integrator';
@@ -72,8 +72,23 @@ export class CheckoutService implements OnModuleInit {
     const flightKey = `${clientId}\n${key}`;
     let flight = this.inFlight.get(flightKey);
     const leader = flight === undefined;
+    // A read has no effect upstream, so it need not wait for the order row (signing does: it starts only once
+    // the order is committed). Used only when the insert creates the order; a replay or a refused limit drops it.
+    let revalidation: Promise<PrefetchedRevalidation> | undefined;
     if (!flight) {
-      flight = this.createOrGet(input);
+      // The leader also starts the live revalidation read, once the insert is on the wire (the insert is the
+      // longer of the two; building the upstream request first would hold it back).
+      flight = this.createOrGet(input, () => {
+        revalidation = settle(
+          this.integrator.revalidate({
+            eventId: input.eventId,
+            ticketId: input.ticketId,
+            expectedPriceMinor: input.expectedPriceMinor,
+            buyerAddress: input.buyerAddress,
+            requestId: input.requestId,
+          }),
+        );
+      });
       this.inFlight.set(flightKey, flight);
       void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => undefined);
     }
@@ -98,19 +113,25 @@ export class CheckoutService implements OnModuleInit {
     crashPoint('after_commit_created');
     // Handed to the driver in process at once (this replica holds the lease): no wait for a worker poll; the
     // worker takes over if this process dies.
-    void this.driver.drive(result.order);
+    void this.driver.drive(result.order, revalidation);
     return { order: await this.view(result.order), replayed: false };
   }
 
   /** One transaction: the buyer's lock, then the key lookup, the limit counts and the insert in one statement. */
-  private createOrGet(input: NewOrder): Promise<CreateResult> {
+  private createOrGet(input: NewOrder, onSent: () => void): Promise<CreateResult> {
     const c = this.config;
     crashPoint('before_commit_created');
-    return this.driver.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
-      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
-      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
-      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
-    });
+    return this.driver.repo.createOrGet(
+      input,
+      this.driver.instanceId,
+      c.CHECKOUT_LEASE_MS,
+      {
+        maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+        maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+        windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+      },
+      onSent,
+    );
   }
 
   /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */
@@ -176,6 +197,14 @@ export class CheckoutService implements OnModuleInit {
     const decimals = order.stablecoinDecimals ?? (await this.integrator.decimals());
     return toOrderResponse(order, decimals, withSteps ? await this.driver.repo.steps(order.id) : undefined);
   }
+}
+
+/** A promise's outcome as a value (never rejects: a dropped prefetch is no unhandled rejection). */
+function settle<T>(promise: Promise<T>): Promise<{ value: T } | { error: unknown }> {
+  return promise.then(
+    (value) => ({ value }),
+    (error: unknown) => ({ error }),
+  );
 }
 
 /** What makes two order requests "the same": buyer, listing and expected price, by value. */

@@ -210,6 +210,7 @@ export class OrderRepository {
     owner: string,
     leaseMs: number,
     limits: BuyerLimits,
+    onSent?: () => void,
   ): Promise<CreateResult> {
     const runner = this.dataSource.createQueryRunner();
     const client = (await runner.connect()) as PoolClient;
@@ -222,7 +223,7 @@ export class OrderRepository {
         input.clientId,
         input.idempotencyKey,
       ]);
-      const results = (await client.query(
+      const sending = client.query(
         `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})
            WHERE NOT EXISTS (SELECT 1 FROM orders WHERE ${key});
          ${inlineParams(CREATE_SQL, [
@@ -241,7 +242,9 @@ export class OrderRepository {
            limits.maxOpen,
            limits.maxPerEvent,
          ])}`,
-      )) as unknown as { rows: Row[] }[];
+      );
+      onSent?.();
+      const results = (await sending) as unknown as { rows: Row[] }[];
       const row = results[1]?.rows[0];
       if (!row) throw new Error('order insert returned nothing');
       if (row.id !== null && row.id !== undefined)

@@ -372,6 +372,14 @@ export class LedgerTransactionRepository {
     return this.one(`SELECT * FROM ledger_transactions WHERE id = $1`, [id]);
   }
 
+  /** The client's transaction made with this idempotency key (unique per client), if any. */
+  findByKey(clientId: string, idempotencyKey: string): Promise<LedgerTransactionEntity | null> {
+    return this.one(`SELECT * FROM ledger_transactions WHERE client_id = $1 AND idempotency_key = $2`, [
+      clientId,
+      idempotencyKey,
+    ]);
+  }
+
   findByCustodialId(custodialTransactionId: string): Promise<LedgerTransactionEntity | null> {
     return this.one(`SELECT * FROM ledger_transactions WHERE custodial_transaction_id = $1`, [
       custodialTransactionId.toLowerCase(),

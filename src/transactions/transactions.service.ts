@@ -9,7 +9,12 @@ import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/tr
 import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
-import type { InstructionBatch, SubmissionStatus } from '../upstream/upstream.types';
+import type {
+  InstructionBatch,
+  SignedTransaction,
+  SubmissionResult,
+  SubmissionStatus,
+} from '../upstream/upstream.types';
 import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
 import {
@@ -59,6 +64,16 @@ export interface SendOptions {
   followUpMs?: number;
   /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
   alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
+}
+
+export interface SignAndSendOptions extends SendOptions {
+  /** Called once a fresh signature is back, right before its bytes are sent (checkout's crash points). */
+  onSigned?: () => void;
+  /**
+   * Runs concurrently with recording the first submission's answer, both awaited (the caller's own commit of
+   * the signed and submitted transaction): given the record as signed and the answer.
+   */
+  alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
 }
 
 export interface SignOutcome {
@@ -133,7 +148,7 @@ export class TransactionsService {
    * body → 422; in flight → 409 with Retry-After; an earlier call whose outcome is unknown is repeated with
    * the same upstream key (so it returns the same transaction).
    */
-  async sign(input: SignInput): Promise<SignOutcome> {
+  async sign(input: SignInput, onSigned?: (signed: SignedTransaction) => void): Promise<SignOutcome> {
     requireIdempotencyKey(input.idempotencyKey);
     if (input.subject.length < 1 || input.subject.length > 255)
       throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
@@ -156,7 +171,8 @@ export class TransactionsService {
       this.config.TX_LEASE_MS,
       this.config.TX_LEASE_MS,
     );
-    if (inserted) return { record: await this.callSign(record, this.instanceId, input), replayed: false };
+    if (inserted)
+      return { record: await this.callSign(record, this.instanceId, input, onSigned), replayed: false };
     if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
       throw TransactionErrors.keyReused();
     if (record.phase === 'signed') return { record, replayed: true };
@@ -169,7 +185,62 @@ export class TransactionsService {
       const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
       throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
     }
-    return { record: await this.callSign(claimed, this.instanceId, input), replayed: false };
+    return { record: await this.callSign(claimed, this.instanceId, input, onSigned), replayed: false };
+  }
+
+  /**
+   * Signs as `sign` (input with `submitNextFollowUpMs`), then submits: a fresh signature's bytes are sent as soon
+   * as the upstream returns them, alongside the statement recording them, not after it. Safe: the row with the
+   * key and the request was committed before the signing call; if this process dies before the signature is
+   * recorded, signing again with the same upstream key returns the same transaction (contract 4.1 rule 3), and
+   * sending the same bytes again is harmless. A replayed or resumed signature is sent as `send` does. Signing
+   * errors throw as `sign`'s; the submission's outcome is `sent` (`error` when `send` would have thrown), null
+   * when `beforeSubmit` said no.
+   */
+  async signAndSend(
+    input: SignInput,
+    options: SignAndSendOptions = {},
+  ): Promise<SignOutcome & { sent: SubmitOutcome | { error: unknown } }> {
+    const early: { answer?: Promise<SubmissionResult> } = {};
+    // A submission the caller makes is marked in the statement recording the signature (the tracker follows it).
+    const signing = {
+      ...input,
+      submitNextFollowUpMs: input.submitNextFollowUpMs ?? options.followUpMs ?? this.config.TX_LEASE_MS,
+    };
+    const outcome = await this.sign(signing, (signed) => {
+      options.onSigned?.();
+      early.answer = this.upstream.submitTransaction(
+        { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
+        { requestId: options.requestId },
+      );
+      // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
+      early.answer.catch(() => undefined);
+    });
+    const along = options.alongsideAnswer;
+    const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
+    try {
+      if (early.answer === undefined)
+        return { ...outcome, sent: await this.send(outcome.record, { ...options, alongside }) };
+      const sent = await this.sendSubmission(outcome.record, this.instanceId, options.requestId, {
+        nextDelayMs: options.followUpMs ?? this.config.TX_LEASE_MS,
+        alongsideFinal: options.alongsideFinal,
+        alongside,
+        answer: early.answer,
+      });
+      if (sent.record.trackingStopped === 'rejected' && !sent.answered)
+        throw new AppError(
+          'UPSTREAM_REJECTED',
+          `The upstream refused the submission: ${sent.record.lastError}`,
+        );
+      return { ...outcome, sent };
+    } catch (error) {
+      return { ...outcome, sent: { error } };
+    }
+  }
+
+  /** The client's transaction made with this idempotency key, if any (checkout resumes an attempt with it). */
+  findByKey(clientId: string, idempotencyKey: string): Promise<LedgerTransactionEntity | null> {
+    return this.repo.findByKey(clientId, idempotencyKey);
   }
 
   /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
@@ -185,7 +256,10 @@ export class TransactionsService {
    * not written; the tracker's own next look is `followUpMs` away (the caller polls until then, and if it dies
    * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
    */
-  async send(record: LedgerTransactionEntity, options: SendOptions = {}): Promise<SubmitOutcome> {
+  async send(
+    record: LedgerTransactionEntity,
+    options: SendOptions & { alongside?: (answer: SubmissionResult) => Promise<unknown> } = {},
+  ): Promise<SubmitOutcome> {
     if (record.phase !== 'signed') throw TransactionErrors.notSigned();
     if (record.finalAt) return { record, answered: true };
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
@@ -205,6 +279,7 @@ export class TransactionsService {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
       alongsideFinal: options.alongsideFinal,
+      alongside: options.alongside,
     });
     if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
       throw new AppError(
@@ -314,6 +389,7 @@ export class TransactionsService {
     record: LedgerTransactionEntity,
     actor: string,
     input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
+    onSigned?: (signed: SignedTransaction) => void,
   ): Promise<LedgerTransactionEntity> {
     const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
@@ -325,6 +401,7 @@ export class TransactionsService {
       const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, {
         requestId: input.requestId,
       });
+      onSigned?.(signed);
       const submit =
         input.submitNextFollowUpMs === undefined
           ? null
@@ -384,17 +461,25 @@ export class TransactionsService {
     record: LedgerTransactionEntity,
     actor: string,
     requestId?: string,
-    options: Pick<SendOptions, 'alongsideFinal'> & { nextDelayMs?: number; skipUnchanged?: boolean } = {},
+    options: Pick<SendOptions, 'alongsideFinal'> & {
+      nextDelayMs?: number;
+      skipUnchanged?: boolean;
+      /** The upstream call for these bytes, already sent (signAndSend): only its answer is recorded here. */
+      answer?: Promise<SubmissionResult>;
+      /** Runs concurrently with recording an answer (any status), both awaited. */
+      alongside?: (answer: SubmissionResult) => Promise<unknown>;
+    } = {},
   ): Promise<SubmitOutcome> {
     const nextDelay = options.nextDelayMs ?? this.delayFor(record.submitAttempts + 1);
     try {
-      const result = await this.upstream.submitTransaction(
-        {
-          signedTransaction: record.signedTransaction ?? '',
-          additionalSignatures: record.additionalSignatures ?? [],
-        },
-        { requestId },
-      );
+      const result = await (options.answer ??
+        this.upstream.submitTransaction(
+          {
+            signedTransaction: record.signedTransaction ?? '',
+            additionalSignatures: record.additionalSignatures ?? [],
+          },
+          { requestId },
+        ));
       const answeredAt = Date.now();
       // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
       if (
@@ -409,6 +494,7 @@ export class TransactionsService {
       const [updated] = await Promise.all([
         this.repo.recordSubmission(record.id, actor, result, nextDelay),
         final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
+        options.alongside?.(result),
       ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {

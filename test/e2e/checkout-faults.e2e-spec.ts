@@ -99,8 +99,13 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
       { operation: 'purchaseStatus', kind: 'malformed_json', times: 1 },
     ]);
     const res = await postOrder(t.app, client.key, 'expiry', orderBody(listing, buyer));
+    // Signed (its bytes sent once, unanswered): the order shows `signed` or, once that send is recorded,
+    // `submitted`; either way the transaction exists and its blockhash can age out.
     await waitUntil(
-      async () => (await getOrder(t.app, client.key, `/v1/orders/${res.body.id}`)).body.state === 'signed',
+      async () =>
+        ['signed', 'submitted'].includes(
+          (await getOrder(t.app, client.key, `/v1/orders/${res.body.id}`)).body.state,
+        ),
       10_000,
       20,
     );

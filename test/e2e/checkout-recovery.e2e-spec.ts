@@ -114,6 +114,41 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
   });
 
+  it('resumes an attempt the ledger recorded, signed and sent while the order committed nothing: same transaction, no new read', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-ledger-only');
+    const check = await t.app
+      .get(CheckoutIntegrator)
+      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
+    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const id = randomUUID();
+    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    // What the dead process did after its revalidation and before any order commit (signAndSubmit): the
+    // ledger's record of the attempt, the signature and the first submission. The purchase then landed.
+    const { record } = await t.app.get(TransactionsService).signAndSend({
+      clientId: client.id,
+      idempotencyKey: `checkout:${id}:1`,
+      upstreamIdempotencyKey: key,
+      kind: 'user',
+      subject: buyer.subject,
+      batch: batchFromWire(check.batch),
+    });
+    await waitUntil(
+      () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyer.address),
+      5_000,
+      20,
+    );
+    const signedBefore = t.sandbox.admin.stats().transactions;
+    const id2 = await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
+    // A fresh live read would find the listing gone (bought by this very attempt) and reject the order.
+    const done = await runWorkerUntilFinal(id2);
+    expect(done).toMatchObject({
+      state: 'confirmed',
+      attempt: 1,
+      transaction: { custodial_transaction_id: record.custodialTransactionId },
+    });
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+  });
+
   it('resumes from submitted (submission sent, status never read): tracks the same transaction to confirmed', async () => {
     const { listing, buyer } = market(t.sandbox, 'rec-submitted');
     const check = await t.app

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { DataSource } from 'typeorm';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
 import {
   CHECKOUT_TEST_ENV,
@@ -12,6 +13,7 @@ import {
   waitFinal,
 } from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
+import { waitUntil } from '../support/wait';
 
 describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
   let t: TestApp;
@@ -99,6 +101,36 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     });
     expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
     expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(listing.seller.address);
+  });
+
+  it('reads the listing live once per new order: the read begun with the POST serves its revalidation', async () => {
+    const listingReads = async (): Promise<number> => {
+      const res = await t.app.getHttpAdapter().getInstance().inject({ method: 'GET', url: '/metrics' });
+      const line = /upstream_requests_total\{operation="listActiveListings",status="200"\} (\d+)/.exec(
+        res.body,
+      );
+      return Number(line?.[1] ?? 0);
+    };
+    // A changed price: the order ends after its revalidation (no mirror refresh reads the listings after it).
+    const { listing, buyer } = market(t.sandbox, 'one-read', 3_000_000n);
+    // Earlier tests' mirror refreshes (after a confirmed order) read listings too: let them finish first.
+    const db = t.app.get(DataSource);
+    await waitUntil(
+      async () =>
+        Number(
+          (
+            await db.query<{ n: string }[]>(
+              `SELECT count(*) AS n FROM orders WHERE recovery_point = 'refresh'`,
+            )
+          )[0]?.n,
+        ) === 0,
+      10_000,
+      20,
+    );
+    const before = await listingReads();
+    const res = await postOrder(t.app, client.key, key(), orderBody(listing, buyer, 2_000_000n));
+    expect((await waitFinal(t.app, client.key, res.body.id)).failure?.code).toBe('PRICE_CHANGED');
+    expect(await listingReads()).toBe(before + 1);
   });
 
   it('replays the same key and body as the same order; another body under the key is 422', async () => {
