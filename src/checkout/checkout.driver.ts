@@ -291,7 +291,8 @@ export class CheckoutDriver implements OnModuleDestroy {
         },
       );
     } catch (error) {
-      // Nothing was sent: the revalidation is committed, then the signing error decides.
+      // Signing failed, or recording its signature did (the bytes may then have left: the `sign` step signs
+      // again with the same key and sends the same bytes). The revalidation is committed, then the error decides.
       const at = await this.commit(order, ['revalidated', 'signing'], revalidated, null, [
         REVALIDATED_STEP,
         { step: 'signing' },
