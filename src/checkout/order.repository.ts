@@ -126,6 +126,8 @@ function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
   return value;
 }
 
+/** The pooled connections on which `orders_create` (CREATE_SQL) is prepared. */
+const PREPARED = new WeakSet<object>();
 const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
 
 /** The advisory-lock key of a (client, buyer): the first 8 bytes of a SHA-256, as a signed 64-bit integer. */
@@ -223,25 +225,34 @@ export class OrderRepository {
         input.clientId,
         input.idempotencyKey,
       ]);
+      // The insert is a prepared statement of this connection (parsed and planned once, not on every order),
+      // run with EXECUTE in the same simple query as the lock.
+      if (!PREPARED.has(client)) {
+        await client.query(`PREPARE orders_create AS ${CREATE_SQL}`);
+        PREPARED.add(client);
+      }
       const sending = client.query(
         `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})
            WHERE NOT EXISTS (SELECT 1 FROM orders WHERE ${key});
-         ${inlineParams(CREATE_SQL, [
-           input.clientId,
-           input.idempotencyKey,
-           input.fingerprint,
-           input.requestId,
-           input.buyerSubject,
-           input.buyerAddress,
-           input.eventId.toString(),
-           input.ticketId.toString(),
-           input.expectedPriceMinor.toString(),
-           owner,
-           leaseMs,
-           limits.windowSeconds,
-           limits.maxOpen,
-           limits.maxPerEvent,
-         ])}`,
+         ${inlineParams(
+           'EXECUTE orders_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)',
+           [
+             input.clientId,
+             input.idempotencyKey,
+             input.fingerprint,
+             input.requestId,
+             input.buyerSubject,
+             input.buyerAddress,
+             input.eventId.toString(),
+             input.ticketId.toString(),
+             input.expectedPriceMinor.toString(),
+             owner,
+             leaseMs,
+             limits.windowSeconds,
+             limits.maxOpen,
+             limits.maxPerEvent,
+           ],
+         )}`,
       );
       onSent?.();
       const results = (await sending) as unknown as { rows: Row[] }[];
