@@ -79,6 +79,18 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     return order as OrderBody;
   }
 
+  /** A fresh listing, its live revalidation (the batch) and attempt 1's order id and upstream key. */
+  async function revalidatedAttempt(label: string) {
+    const { listing, buyer } = market(t.sandbox, label);
+    const check = await t.app
+      .get(CheckoutIntegrator)
+      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
+    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const id = randomUUID();
+    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    return { listing, buyer, batch: check.batch, id, key };
+  }
+
   it('resumes from created (crash before revalidation)', async () => {
     const { listing, buyer } = market(t.sandbox, 'rec-created');
     const id = await leftBehind({ state: 'created', recovery_point: 'revalidate' }, listing, buyer);
@@ -87,22 +99,16 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   });
 
   it('resumes from signing after the upstream signed but before anything was committed: same key, one transaction', async () => {
-    const { listing, buyer } = market(t.sandbox, 'rec-signing');
-    const check = await t.app
-      .get(CheckoutIntegrator)
-      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
-    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
-    const id = randomUUID();
-    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-signing');
     // The dead process's signing call reached the upstream (the transaction exists there).
-    await t.app.get(UpstreamClient).signUserTransaction(buyer.subject, batchFromWire(check.batch), key);
+    await t.app.get(UpstreamClient).signUserTransaction(buyer.subject, batchFromWire(batch), key);
     const signedBefore = t.sandbox.admin.stats().transactions;
     await leftBehind(
       {
         id,
         state: 'signing',
         recovery_point: 'sign',
-        batch: JSON.stringify(check.batch),
+        batch: JSON.stringify(batch),
         upstream_idempotency_key: key,
         stablecoin_decimals: 6,
       },
@@ -115,13 +121,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   });
 
   it('resumes an attempt the ledger recorded, signed and sent while the order committed nothing: same transaction, no new read', async () => {
-    const { listing, buyer } = market(t.sandbox, 'rec-ledger-only');
-    const check = await t.app
-      .get(CheckoutIntegrator)
-      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
-    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
-    const id = randomUUID();
-    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-ledger-only');
     // What the dead process did after its revalidation and before any order commit (signAndSubmit): the
     // ledger's record of the attempt, the signature and the first submission. The purchase then landed.
     const { record } = await t.app.get(TransactionsService).signAndSend({
@@ -130,7 +130,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
       upstreamIdempotencyKey: key,
       kind: 'user',
       subject: buyer.subject,
-      batch: batchFromWire(check.batch),
+      batch: batchFromWire(batch),
     });
     await waitUntil(
       () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyer.address),
@@ -150,22 +150,15 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   });
 
   it('resumes from submitted (submission sent, status never read): tracks the same transaction to confirmed', async () => {
-    const { listing, buyer } = market(t.sandbox, 'rec-submitted');
-    const check = await t.app
-      .get(CheckoutIntegrator)
-      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
-    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
-    const id = randomUUID();
-    const driver = t.app.get(CheckoutDriver);
+    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-submitted');
     const transactions = t.app.get(TransactionsService);
-    const key = driver.upstreamKey({ id, clientId: client.id, attempt: 1 });
     const { record } = await transactions.sign({
       clientId: client.id,
       idempotencyKey: `checkout:${id}:1`,
       upstreamIdempotencyKey: key,
       kind: 'user',
       subject: buyer.subject,
-      batch: batchFromWire(check.batch),
+      batch: batchFromWire(batch),
     });
     await transactions.submit(record.custodialTransactionId ?? '', client.id);
     const signedBefore = t.sandbox.admin.stats().transactions;
@@ -174,7 +167,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
         id,
         state: 'submitted',
         recovery_point: 'track',
-        batch: JSON.stringify(check.batch),
+        batch: JSON.stringify(batch),
         upstream_idempotency_key: key,
         transaction_record_id: record.id,
         custodial_transaction_id: record.custodialTransactionId,
