@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { CheckoutDriver } from '../../src/checkout/checkout.driver';
 import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
 import { CheckoutWorker } from '../../src/checkout/checkout.scheduler';
-import { TransactionsService } from '../../src/transactions/transactions.service';
+import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
 import { CHECKOUT_TEST_ENV, getOrder, market, ownerOf, type OrderBody } from '../support/checkout-helpers';
@@ -79,7 +79,10 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     return order as OrderBody;
   }
 
-  /** A fresh listing, its live revalidation (the batch) and attempt 1's order id and upstream key. */
+  /**
+   * A fresh listing, its live revalidation (the batch), attempt 1's order id and upstream key, and the ledger's
+   * signing request of that attempt as the driver makes it.
+   */
   async function revalidatedAttempt(label: string) {
     const { listing, buyer } = market(t.sandbox, label);
     const check = await t.app
@@ -88,7 +91,15 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
     const id = randomUUID();
     const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
-    return { listing, buyer, batch: check.batch, id, key };
+    const signInput: SignInput = {
+      clientId: client.id,
+      idempotencyKey: `checkout:${id}:1`,
+      upstreamIdempotencyKey: key,
+      kind: 'user',
+      subject: buyer.subject,
+      batch: batchFromWire(check.batch),
+    };
+    return { listing, buyer, batch: check.batch, id, key, signInput };
   }
 
   it('resumes from created (crash before revalidation)', async () => {
@@ -121,17 +132,10 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   });
 
   it('resumes an attempt the ledger recorded, signed and sent while the order committed nothing: same transaction, no new read', async () => {
-    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-ledger-only');
+    const { listing, buyer, id, signInput } = await revalidatedAttempt('rec-ledger-only');
     // What the dead process did after its revalidation and before any order commit (signAndSubmit): the
     // ledger's record of the attempt, the signature and the first submission. The purchase then landed.
-    const { record } = await t.app.get(TransactionsService).signAndSend({
-      clientId: client.id,
-      idempotencyKey: `checkout:${id}:1`,
-      upstreamIdempotencyKey: key,
-      kind: 'user',
-      subject: buyer.subject,
-      batch: batchFromWire(batch),
-    });
+    const { record } = await t.app.get(TransactionsService).signAndSend(signInput);
     await waitUntil(
       () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyer.address),
       5_000,
@@ -150,16 +154,9 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   });
 
   it('resumes from submitted (submission sent, status never read): tracks the same transaction to confirmed', async () => {
-    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-submitted');
+    const { listing, buyer, batch, id, key, signInput } = await revalidatedAttempt('rec-submitted');
     const transactions = t.app.get(TransactionsService);
-    const { record } = await transactions.sign({
-      clientId: client.id,
-      idempotencyKey: `checkout:${id}:1`,
-      upstreamIdempotencyKey: key,
-      kind: 'user',
-      subject: buyer.subject,
-      batch: batchFromWire(batch),
-    });
+    const { record } = await transactions.sign(signInput);
     await transactions.submit(record.custodialTransactionId ?? '', client.id);
     const signedBefore = t.sandbox.admin.stats().transactions;
     await leftBehind(
