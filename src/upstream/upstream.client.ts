@@ -32,7 +32,7 @@ import {
 import {
   ResponseShapeError,
   parseEventsPage,
-  parseListingsPage,
+  parseListingsText,
   parseProtocolConfig,
   parsePurchaseStatus,
   parseSignedTransaction,
@@ -75,6 +75,8 @@ interface Request<T> {
   headers?: Record<string, string>;
   /** The status alone is the answer (key check): the body is not read. */
   parse?: (json: unknown) => T;
+  /** Instead of `parse`: decodes the body text itself, with the result and errors of parse(parseJsonSafely). */
+  parseText?: (text: string) => T;
   /** Signing and submission responses carry signed bytes: no excerpt of them, ever. */
   sensitiveBody?: boolean;
   maxAttempts?: number;
@@ -172,7 +174,7 @@ export class UpstreamClient implements OnApplicationShutdown {
           limit: pageLimit(input.limit, this.options.pageLimit),
           cursor: input.cursor,
         }),
-      parse: parseListingsPage,
+      parseText: parseListingsText,
     });
   }
 
@@ -380,9 +382,12 @@ export class UpstreamClient implements OnApplicationShutdown {
       maxAttempts: request.maxAttempts,
       deadlineMs: request.deadlineMs,
     });
-    if (request.parse === undefined) return undefined as T;
+    const { parse } = request;
+    const decode =
+      request.parseText ?? (parse === undefined ? undefined : (text: string) => parse(parseJsonSafely(text)));
+    if (decode === undefined) return undefined as T;
     try {
-      return request.parse(parseJsonSafely(result.body));
+      return decode(result.body);
     } catch (error) {
       if (!(error instanceof ResponseShapeError) && !(error instanceof JsonParseError)) throw error;
       throw new UpstreamError({

@@ -144,6 +144,45 @@ describe('u64/i64 codecs', () => {
     );
   });
 
+  it('decodeU64 equals BigInt(text) on every u64 decimal string, leading zeros and the 15/16-digit edge included', () => {
+    const u64 = fc.oneof(
+      fc.bigInt({ min: 0n, max: U64_MAX }),
+      fc.bigInt({ min: 10n ** 14n, max: 10n ** 16n }),
+      fc.bigInt({ min: SAFE - 1000n, max: SAFE + 1000n }),
+      fc.constantFrom(0n, 1n, 10n ** 15n - 1n, 10n ** 15n, SAFE, SAFE + 1n, 10n ** 19n - 1n, U64_MAX),
+    );
+    fc.assert(
+      fc.property(u64, fc.nat({ max: 19 }), (value, zeros) => {
+        const text = `${'0'.repeat(zeros)}${value}`;
+        fc.pre(text.length <= 20);
+        expect(decodeU64(text)).toBe(BigInt(text));
+      }),
+      { numRuns: 3_000 },
+    );
+    for (const text of ['0', '000', '999999999999999', '1000000000000000', '9007199254740993']) {
+      expect(decodeU64(text)).toBe(BigInt(text));
+    }
+  });
+
+  it('decodeU64 refuses what the digit check refuses at every position and length', () => {
+    // One non-digit (the neighbours of '0'..'9' included) anywhere in a string of 1 to 21 characters.
+    const bad = fc.constantFrom('/', ':', ' ', '-', '+', '.', 'e', '\u0660', '１', '\u0000');
+    fc.assert(
+      fc.property(fc.nat({ max: 20 }), fc.nat({ max: 20 }), bad, (length, at, c) => {
+        const chars = Array.from({ length: length + 1 }, () => '7');
+        chars[Math.min(at, length)] = c;
+        const text = chars.join('');
+        const reference = tryDecodeU64(text);
+        expect(reference.ok).toBe(false);
+        expect(decodeU64(text)).toBe(reference.ok ? reference.value : reference.reason);
+      }),
+      { numRuns: 2_000 },
+    );
+    expect(typeof decodeU64('18446744073709551616')).toBe('string');
+    expect(typeof decodeU64('99999999999999999999')).toBe('string');
+    expect(typeof decodeU64('')).toBe('string');
+  });
+
   it('refuses to encode out-of-range values', () => {
     expect(() => encodeU64(-1n)).toThrow(RangeError);
     expect(() => encodeU64(U64_MAX + 1n)).toThrow(RangeError);

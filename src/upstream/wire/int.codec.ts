@@ -9,6 +9,8 @@ const U64_TEXT = /^[0-9]+$/;
 const I64_TEXT = /^-?[0-9]+$/;
 
 const U64_RANGE = `must be within 0..${U64_MAX}`;
+/** Decimal strings of up to this many digits are below 10^15 < 2^53: a double holds them exactly. */
+const MAX_EXACT_DIGITS = 15;
 
 function fromText(text: string, pattern: RegExp, min: bigint, max: bigint): IntDecode {
   if (!pattern.test(text)) return { ok: false, reason: `decimal string must match ${pattern.source}` };
@@ -61,19 +63,25 @@ export function tryDecodeI64(value: unknown): IntDecode {
 /**
  * tryDecodeU64 for the hot path (every item of every page): the value, or the reason it is refused, with
  * nothing allocated but the bigint. Same rules; plain digit strings of up to 20 characters skip the regex.
+ * One pass over the characters checks the digits and, for up to 15 of them, computes the value as a double
+ * (exact: below 10^15 < 2^53), so the common short value becomes `BigInt(number)` instead of a second
+ * parse of the text by `BigInt(string)`.
  */
 export function decodeU64(value: unknown): bigint | string {
   if (typeof value === 'string') {
     const n = value.length;
     if (n > 0 && n <= 20) {
-      let digits = true;
-      for (let i = 0; i < n && digits; i++) {
-        const c = value.charCodeAt(i);
-        digits = c >= 0x30 && c <= 0x39;
+      let small = 0;
+      let i = 0;
+      for (; i < n; i++) {
+        const d = value.charCodeAt(i) - 0x30;
+        if (d < 0 || d > 9) break;
+        small = small * 10 + d;
       }
-      // Fewer than 20 digits are always below 10^19 < 2^64; leading zeros are fine for BigInt ("007" → 7n).
-      if (digits && n < 20) return BigInt(value);
-      if (digits) {
+      if (i === n) {
+        if (n <= MAX_EXACT_DIGITS) return BigInt(small);
+        // Fewer than 20 digits are always below 10^19 < 2^64; leading zeros are fine for BigInt ("007" → 7n).
+        if (n < 20) return BigInt(value);
         const big = BigInt(value);
         return big <= U64_MAX ? big : U64_RANGE;
       }

@@ -1,14 +1,31 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseJsonSafely } from './safe-json';
+import { JsonParseError, UnsafeJsonInteger, parseJsonSafely } from './safe-json';
 import {
   ResponseShapeError,
   parseEventsPage,
   parseListingsPage,
+  parseListingsText,
   parseProtocolConfig,
   parsePurchaseStatus,
   parseSignedTransaction,
   parseSubmissionResult,
 } from './responses';
+
+/** What a decoder made of a text: its page, or its error's type and message. */
+function outcome(decode: () => unknown): unknown {
+  try {
+    return { page: decode() };
+  } catch (error) {
+    return { error: (error as Error).name, message: (error as Error).message };
+  }
+}
+
+const field = (key: string, value: fc.Arbitrary<string>): fc.Arbitrary<string | undefined> =>
+  fc.option(
+    value.map((v) => `"${key}":${v}`),
+    { freq: 6, nil: undefined },
+  );
 
 const signed = {
   custodialTransactionId: 'a'.repeat(64),
@@ -140,5 +157,79 @@ describe('upstream response validation', () => {
     expect(parsePurchaseStatus({}).status).toBeNull();
     expect(() => parsePurchaseStatus({ status: 3 })).toThrow(ResponseShapeError);
     expect(() => parsePurchaseStatus([])).toThrow(ResponseShapeError);
+  });
+
+  describe(parseListingsText.name, () => {
+    // JSON text fragments, unsafe integer literals (beyond 2^53-1, or too long for a double) included.
+    const unsafe = fc
+      .oneof(fc.bigInt({ min: 2n ** 53n, max: 10n ** 30n }), fc.constant(10n ** 400n))
+      .map((big) => `${big}`);
+    const u64Text = fc
+      .oneof(fc.bigInt({ min: 0n, max: 2n ** 64n + 5n }), fc.constantFrom(0n, 10n ** 15n, 2n ** 53n + 1n))
+      .map((v) => `"${v}"`);
+    const badId = fc.constantFrom('null', '"1.5"', '"-1"', '""', '12', '-3', '1.5', 'true', '{}', '[]');
+    const id = fc.oneof(u64Text, u64Text, badId, unsafe, fc.constantFrom('"100004"', '"100005"'));
+    const other = fc.oneof(
+      fc.jsonValue().map((v) => JSON.stringify(v)),
+      unsafe,
+      unsafe.map((n) => `[1,{"deep":[${n}]}]`),
+    );
+    const item = fc.oneof(
+      {
+        weight: 12,
+        arbitrary: fc
+          .tuple(
+            field('event_id', id),
+            field('ticket_id', id),
+            field('ask_price_minor', id),
+            field('seller', other),
+            field('royalty_destinations', other),
+          )
+          .map((fields) => `{${fields.filter((f) => f !== undefined).join(',')}}`),
+      },
+      { weight: 1, arbitrary: fc.oneof(other, fc.constant('null')) },
+    );
+    const page = fc
+      .tuple(
+        fc.array(item, { maxLength: 8 }),
+        fc.constantFrom('"next_cursor":null', '"next_cursor":"c"', '"next_cursor":""', '"next_cursor":7', ''),
+        fc.option(other, { nil: undefined }),
+      )
+      .map(
+        ([items, cursor, extra]) =>
+          `{"items":[${items.join(',')}]${cursor === '' ? '' : `,${cursor}`}${extra === undefined ? '' : `,"extra":${extra}`}}`,
+      );
+
+    it('gives the page or the error of parseListingsPage(parseJsonSafely(text)) on any text', () => {
+      fc.assert(
+        fc.property(page, (text) => {
+          expect(outcome(() => parseListingsText(text))).toEqual(
+            outcome(() => parseListingsPage(parseJsonSafely(text))),
+          );
+        }),
+        { numRuns: 3_000 },
+      );
+    });
+
+    it('keeps unsafe integers of raw fields exact, and refuses them where a u64 is read', () => {
+      const text =
+        '{"items":[{"event_id":"1","ticket_id":"2","ask_price_minor":"3","extra":9007199254740993}],"next_cursor":null}';
+      expect(parseListingsText(text).items[0].raw.extra).toEqual(new UnsafeJsonInteger('9007199254740993'));
+      expect(() =>
+        parseListingsText(
+          '{"items":[{"event_id":"1","ask_price_minor":18446744073709551615}],"next_cursor":null}',
+        ),
+      ).toThrow('listings page.items[0].ask_price_minor JSON integer beyond');
+      expect(() => parseListingsText('{"items":[')).toThrow(JsonParseError);
+    });
+
+    it('gives every item of an event the same identifier, a new one on each change', () => {
+      const items = ['"7"', '"7"', '"8"', 'null', '"8"', '"07"'].map(
+        (e, i) => `{"event_id":${e},"ticket_id":"${i}","ask_price_minor":"1"}`,
+      );
+      const { items: decoded } = parseListingsText(`{"items":[${items.join(',')}],"next_cursor":null}`);
+      expect(decoded.map((l) => l.eventId)).toEqual([7n, 7n, 8n, null, 8n, 7n]);
+      expect(decoded.map((l) => l.ticketId)).toEqual([0n, 1n, 2n, 3n, 4n, 5n]);
+    });
   });
 });

@@ -1,4 +1,5 @@
 import { decodeU64 } from './int.codec';
+import { mayHaveLostInteger, parseJsonSafely, parsePlainJson } from './safe-json';
 import {
   SUBMISSION_STATUSES,
   type ActiveListing,
@@ -115,11 +116,9 @@ export function parseSubmissionResult(body: unknown): SubmissionResult {
 
 /**
  * A page envelope (contract 2.6): `items` an array, `next_cursor` a string or null (the key must be present).
- * An empty string is a cursor like any other: only null ends a walk (contract 4.8). Items are checked in
- * one pass, each by `item`, which throws with a message relative to the item (`.event_id must …`); the
- * item's place is only spelled out when one fails, so a good page allocates nothing beyond its results.
+ * An empty string is a cursor like any other: only null ends a walk (contract 4.8).
  */
-function page<T>(body: unknown, what: string, item: (value: unknown) => T): Page<T> {
+function envelope(body: unknown, what: string): { list: unknown[]; next: string | null } {
   const r = object(body, what);
   const list = r.items;
   if (!Array.isArray(list)) throw new ResponseShapeError(`${what}.items must be an array`);
@@ -128,16 +127,13 @@ function page<T>(body: unknown, what: string, item: (value: unknown) => T): Page
   if (next !== null && typeof next !== 'string') {
     throw new ResponseShapeError(`${what}.next_cursor must be a string or null`);
   }
-  const items: T[] = [];
-  for (let i = 0; i < list.length; i++) {
-    try {
-      items.push(item(list[i]));
-    } catch (error) {
-      if (!(error instanceof ResponseShapeError)) throw error;
-      throw new ResponseShapeError(`${what}.items[${i}]${error.message}`);
-    }
-  }
-  return { items, nextCursor: next };
+  return { list, next };
+}
+
+/** An item's failure (`.event_id must …`) with its place spelled out: only built when one fails. */
+function itemError(error: unknown, what: string, index: number): unknown {
+  if (!(error instanceof ResponseShapeError)) return error;
+  return new ResponseShapeError(`${what}.items[${index}]${error.message}`);
 }
 
 function itemObject(value: unknown): Json {
@@ -156,34 +152,97 @@ function identifier(record: Json, key: string): bigint | null {
   return decoded;
 }
 
+function eventItem(value: unknown): UpcomingEvent {
+  const r = itemObject(value);
+  const eventId = identifier(r, 'event_id');
+  const name = r.name;
+  if (typeof name !== 'string') throw new ResponseShapeError('.name must be a string');
+  const startAt = r.start_at;
+  if (typeof startAt !== 'string' || startAt.length === 0) {
+    throw new ResponseShapeError('.start_at must be a non-empty string');
+  }
+  return { eventId, name, startAt, raw: r };
+}
+
 /** Contract 2.6/2.7, tolerant: event_id (u64 or null), name and start_at checked; the rest kept in raw. */
 export function parseEventsPage(body: unknown): Page<UpcomingEvent> {
-  return page(body, 'events page', (value) => {
-    const r = itemObject(value);
-    const eventId = identifier(r, 'event_id');
-    const name = r.name;
-    if (typeof name !== 'string') throw new ResponseShapeError('.name must be a string');
-    const startAt = r.start_at;
-    if (typeof startAt !== 'string' || startAt.length === 0) {
-      throw new ResponseShapeError('.start_at must be a non-empty string');
-    }
-    return { eventId, name, startAt, raw: r };
-  });
+  const what = 'events page';
+  const { list, next } = envelope(body, what);
+  const items: UpcomingEvent[] = [];
+  let i = 0;
+  try {
+    for (; i < list.length; i++) items.push(eventItem(list[i]));
+  } catch (error) {
+    throw itemError(error, what, i);
+  }
+  return { items, nextCursor: next };
 }
 
 /** Contract 2.6/2.7, tolerant: event_id/ticket_id (u64 or null), ask_price_minor (u64) checked. */
 export function parseListingsPage(body: unknown): Page<ActiveListing> {
-  return page(body, 'listings page', (value) => {
-    const r = itemObject(value);
-    const askPriceMinor = decodeU64(r.ask_price_minor);
-    if (typeof askPriceMinor === 'string') throw new ResponseShapeError(`.ask_price_minor ${askPriceMinor}`);
-    return {
-      eventId: identifier(r, 'event_id'),
-      ticketId: identifier(r, 'ticket_id'),
-      askPriceMinor,
-      raw: r,
-    };
-  });
+  return listingsPage(body, false) as Page<ActiveListing>;
+}
+
+/**
+ * parseListingsPage(parseJsonSafely(text)), with the same result and the same errors, in one pass over the
+ * items: the body is parsed by JSON.parse alone and each item's values are checked for a lost integer
+ * (mayHaveLostInteger) while the item is decoded. Only when one may be lost is the text handed to
+ * parseJsonSafely and the page decoded from its exact result.
+ */
+export function parseListingsText(text: string): Page<ActiveListing> {
+  return listingsPage(parsePlainJson(text), true) ?? parseListingsPage(parseJsonSafely(text));
+}
+
+/** Whether a value other than a string may have lost an integer in JSON.parse (see safe-json). */
+function lost(value: unknown): boolean {
+  return typeof value !== 'string' && value !== null && mayHaveLostInteger(value);
+}
+
+/**
+ * The listings page decoder. `checkLost`: `body` is JSON.parse's result, not parseJsonSafely's, so each item
+ * is checked for a lost integer before it is judged (its values before its fields are decoded); undefined
+ * when one may be lost, so the caller decodes the exact parse. The envelope needs no check: its other
+ * fields are not kept, and a lost integer as `items` or `next_cursor` is refused with the same message.
+ *
+ * One pass over the items, each field read and decoded once. A page lists many items of one event in a
+ * row, so an `event_id` string equal to the previous item's reuses its bigint (an immutable value: sharing
+ * it is safe) instead of decoding it again.
+ */
+function listingsPage(body: unknown, checkLost: boolean): Page<ActiveListing> | undefined {
+  const what = 'listings page';
+  const { list, next } = envelope(body, what);
+  const n = list.length;
+  const items: ActiveListing[] = [];
+  let lastEventText: string | undefined;
+  let lastEventId: bigint | null = null;
+  let i = 0;
+  try {
+    for (; i < n; i++) {
+      const value = list[i];
+      // A lost integer as the item itself: the exact parse makes it an UnsafeJsonInteger (an object).
+      if (checkLost && typeof value === 'number' && lost(value)) return undefined;
+      const r = itemObject(value);
+      if (checkLost) for (const key in r) if (lost(r[key])) return undefined;
+      const askPriceMinor = decodeU64(r.ask_price_minor);
+      if (typeof askPriceMinor === 'string') {
+        throw new ResponseShapeError(`.ask_price_minor ${askPriceMinor}`);
+      }
+      const eventText = r.event_id;
+      let eventId: bigint | null;
+      if (typeof eventText === 'string' && eventText === lastEventText) eventId = lastEventId;
+      else {
+        eventId = identifier(r, 'event_id');
+        if (typeof eventText === 'string') {
+          lastEventText = eventText;
+          lastEventId = eventId;
+        }
+      }
+      items.push({ eventId, ticketId: identifier(r, 'ticket_id'), askPriceMinor, raw: r });
+    }
+  } catch (error) {
+    throw itemError(error, what, i);
+  }
+  return { items, nextCursor: next };
 }
 
 export const MAX_STABLECOIN_DECIMALS = 18;

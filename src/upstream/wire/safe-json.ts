@@ -29,19 +29,26 @@ const MAX_CHECKED_DEPTH = 256;
  * an integer-valued double beyond it, or ±Infinity (it cannot round to a safe one). False for nearly every body; one
  * pass over the parsed values, no allocation.
  */
-function mayHaveLostInteger(value: unknown, depth: number): boolean {
+export function mayHaveLostInteger(value: unknown, depth = 0): boolean {
   // A literal too long for a double comes out as ±Infinity, which is not an integer: caught as well.
   if (typeof value === 'number') {
     return !Number.isSafeInteger(value) && (Number.isInteger(value) || !Number.isFinite(value));
   }
   if (typeof value !== 'object' || value === null) return false;
   if (depth > MAX_CHECKED_DEPTH) return true;
+  // Strings (most values of a page) are skipped in the loops, without a call each.
   if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) if (mayHaveLostInteger(value[i], depth + 1)) return true;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
+      if (typeof item !== 'string' && mayHaveLostInteger(item, depth + 1)) return true;
+    }
     return false;
   }
   const record = value as Record<string, unknown>;
-  for (const key in record) if (mayHaveLostInteger(record[key], depth + 1)) return true;
+  for (const key in record) {
+    const item = record[key];
+    if (typeof item !== 'string' && mayHaveLostInteger(item, depth + 1)) return true;
+  }
   return false;
 }
 
@@ -105,11 +112,29 @@ function markUnsafeIntegers(text: string, nonce: string): string {
  * a random per-call nonce after a NUL, so no genuine string value can be mistaken for a marked number.
  */
 export function parseJsonSafely(text: string): unknown {
+  const plain = parsePlainJson(text);
+  if (!mayHaveLostInteger(plain, 0)) return plain;
+  return parseMarked(text, plain);
+}
+
+/**
+ * JSON.parse alone, failing like parseJsonSafely (JsonParseError, same message). Exact only when no value
+ * of the result may have lost an integer (mayHaveLostInteger): for parsers that check the values they visit
+ * anyway in the same pass, and hand the text to parseJsonSafely when one may be lost.
+ */
+export function parsePlainJson(text: string): unknown {
   try {
-    // The common case: nothing beyond ±(2^53-1), so JSON.parse alone was exact. Otherwise the body is
-    // parsed again with the unsafe literals marked by the tokenizer (exponents and fractions stay numbers).
-    const plain: unknown = JSON.parse(text);
-    if (!mayHaveLostInteger(plain, 0)) return plain;
+    return JSON.parse(text);
+  } catch (error) {
+    throw new JsonParseError(error instanceof Error ? error.message.slice(0, 120) : 'invalid JSON');
+  }
+}
+
+/** The slow path of parseJsonSafely: the body parsed again with its unsafe integer literals marked. */
+function parseMarked(text: string, plain: unknown): unknown {
+  // The common case never comes here: nothing beyond ±(2^53-1), so JSON.parse alone was exact. Here the body
+  // is parsed again with the unsafe literals marked by the tokenizer (exponents and fractions stay numbers).
+  try {
     const nonce = randomBytes(8).toString('hex');
     const marker = `\u0000${nonce}:`;
     const prepared = markUnsafeIntegers(text, nonce);
