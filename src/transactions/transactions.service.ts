@@ -194,8 +194,7 @@ export class TransactionsService {
    * key and the request was committed before the signing call; if this process dies before the signature is
    * recorded, signing again with the same upstream key returns the same transaction (contract 4.1 rule 3), and
    * sending the same bytes again is harmless. A replayed or resumed signature is sent as `send` does. Signing
-   * errors throw as `sign`'s; the submission's outcome is `sent` (`error` when `send` would have thrown), null
-   * when `beforeSubmit` said no.
+   * errors throw as `sign`'s; the submission's outcome is `sent` (`error` when `send` would have thrown).
    */
   async signAndSend(
     input: SignInput,
@@ -227,11 +226,10 @@ export class TransactionsService {
         alongside,
         answer: early.answer,
       });
-      if (sent.record.trackingStopped === 'rejected' && !sent.answered)
-        throw new AppError(
-          'UPSTREAM_REJECTED',
-          `The upstream refused the submission: ${sent.record.lastError}`,
-        );
+      if (sent.record.trackingStopped === 'rejected' && !sent.answered) {
+        const refused = `The upstream refused the submission: ${sent.record.lastError}`;
+        return { ...outcome, sent: { error: new AppError('UPSTREAM_REJECTED', refused) } };
+      }
       return { ...outcome, sent };
     } catch (error) {
       return { ...outcome, sent: { error } };
