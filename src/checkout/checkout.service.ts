@@ -72,12 +72,11 @@ export class CheckoutService implements OnModuleInit {
     const flightKey = `${clientId}\n${key}`;
     let flight = this.inFlight.get(flightKey);
     const leader = flight === undefined;
-    // A read has no effect upstream, so it need not wait for the order row (signing does: it starts only once
-    // the order is committed). Used only when the insert creates the order; a replay or a refused limit drops it.
+    // The leader also starts the live revalidation read, once the insert is on the wire: a read has no effect
+    // upstream, so it need not wait for the order row (signing does). Used only when the insert creates the
+    // order; a replay or a refused limit drops it (docs/checkout.md: a replay costs one read).
     let revalidation: Promise<PrefetchedRevalidation> | undefined;
     if (!flight) {
-      // The leader also starts the live revalidation read, once the insert is on the wire (the insert is the
-      // longer of the two; building the upstream request first would hold it back).
       flight = this.createOrGet(input, () => {
         revalidation = settle(
           this.integrator.revalidate({
