@@ -59,7 +59,7 @@ const SLAB_BYTES = 65_536;
  * simply stops being served or reads other keys. Events and addresses never change once added (a reset
  * builds a new ledger), so the per-event pieces (id, royalty list) need no check. A fragment is a copy of the
  * bytes the piecewise writer produces for the same values, so both paths give the same bytes by construction
- * (and page.serializer.spec.ts compares them).
+ * (and listing.writer.spec.ts compares them).
  *
  * An item is: head (per event), ticket id, price, seller part (per seller and payout), permit version, tail
  * (royalty list, ticket type config, mint, buyer_allow, integrator identity and authority: per event, two
@@ -188,14 +188,11 @@ function writeItemPiecewise(
   const ticket = l.ticketIdx[s];
   writeHead(out, ev, blank === 1, bare);
   if (blank === 2) out.raw(K_NULL);
-  else if (t.ticketIdNum[ticket] >= 0) out.int(t.ticketIdNum[ticket], bare);
-  else out.ascii(u64Json(t.ticketId[ticket], bare));
+  else out.pos = writeU64(out.buf, out.pos, t.ticketIdNum[ticket], t.ticketId[ticket], bare);
   out.raw(K_PRICE);
-  if (l.askPriceNum[s] >= 0) out.int(l.askPriceNum[s], bare);
-  else out.ascii(u64Json(l.askPriceMinor[s], bare));
+  out.pos = writeU64(out.buf, out.pos, l.askPriceNum[s], l.askPriceMinor[s], bare);
   writeSellerPart(out, a, l.seller[s], l.sellerPayout[s]);
-  if (l.permitVersionNum[s] >= 0) out.int(l.permitVersionNum[s], bare);
-  else out.ascii(u64Json(l.permitVersion[s], bare));
+  out.pos = writeU64(out.buf, out.pos, l.permitVersionNum[s], l.permitVersion[s], bare);
   writeEventPart(out, a, ev, l.ticketTypeConfig[s]);
   writeSharedPart(out, a, f.mint, l.buyerAllow[s], l.integratorIdentity[s], l.integratorAuthority[s]);
   const expiresNum = l.expiresAtSec[s];
@@ -245,10 +242,27 @@ function headOf(f: ItemFragments, ledger: SandboxLedger, eventIdx: number, bare:
 function sellerPartOf(f: ItemFragments, ledger: SandboxLedger, seller: number, payout: number): Uint8Array {
   const slot = seller & (SELLER_SLOTS - 1);
   const part = f.sellers[slot];
-  if (part !== undefined && part.k1 === seller && part.k2 === payout) return part.bytes;
+  if (keyed(part, seller, payout, 0, 0)) return part.bytes;
   const bytes = build(f, roomFor(ledger), (out) => writeSellerPart(out, ledger.addresses, seller, payout));
   f.sellers[slot] = { k1: seller, k2: payout, k3: 0, k4: 0, bytes };
   return bytes;
+}
+
+/** Whether `fragment` exists and encodes exactly these values. */
+function keyed(
+  fragment: Fragment | undefined,
+  k1: number,
+  k2: number,
+  k3: number,
+  k4: number,
+): fragment is Fragment {
+  return (
+    fragment !== undefined &&
+    fragment.k1 === k1 &&
+    fragment.k2 === k2 &&
+    fragment.k3 === k3 &&
+    fragment.k4 === k4
+  );
 }
 
 /** Two ways per event, the most recently used first. */
@@ -260,22 +274,9 @@ function tailOf(f: ItemFragments, ledger: SandboxLedger, eventIdx: number, s: nu
   const authority = l.integratorAuthority[s];
   const k = eventIdx * 2;
   const first = f.tails[k];
-  if (
-    first !== undefined &&
-    first.k1 === typeConfig &&
-    first.k2 === allow &&
-    first.k3 === identity &&
-    first.k4 === authority
-  )
-    return first.bytes;
+  if (keyed(first, typeConfig, allow, identity, authority)) return first.bytes;
   const second = f.tails[k + 1];
-  if (
-    second !== undefined &&
-    second.k1 === typeConfig &&
-    second.k2 === allow &&
-    second.k3 === identity &&
-    second.k4 === authority
-  ) {
+  if (keyed(second, typeConfig, allow, identity, authority)) {
     f.tails[k] = second;
     f.tails[k + 1] = first;
     return second.bytes;
@@ -311,6 +312,14 @@ function writePriceKey(buf: Buffer, pos: number): number {
   buf[pos + 17] = 0x22; // "
   buf[pos + 18] = 0x3a; // :
   return pos + 19;
+}
+
+/**
+ * A u64 column value: its number column when it holds the value (>= 0: below 2^53), else the bigint's
+ * decimal text; quoted unless `bare`. Returns the position after it.
+ */
+function writeU64(buf: Buffer, pos: number, num: number, big: bigint, bare: boolean): number {
+  return num >= 0 ? writeInt(buf, pos, num, bare) : writeAscii(buf, pos, u64Json(big, bare));
 }
 
 /** Writes `bytes` at `pos`; returns the position after them. */
@@ -368,17 +377,11 @@ export function writeListings(
     pos = put(buf, pos, head);
     // Number columns first: formatting a number is far cheaper than reading and formatting a bigint.
     const ticket = l.ticketIdx[s];
-    const ticketNum = t.ticketIdNum[ticket];
-    if (ticketNum >= 0) pos = writeInt(buf, pos, ticketNum, bare);
-    else pos = writeAscii(buf, pos, u64Json(t.ticketId[ticket], bare));
+    pos = writeU64(buf, pos, t.ticketIdNum[ticket], t.ticketId[ticket], bare);
     pos = writePriceKey(buf, pos);
-    const priceNum = l.askPriceNum[s];
-    if (priceNum >= 0) pos = writeInt(buf, pos, priceNum, bare);
-    else pos = writeAscii(buf, pos, u64Json(l.askPriceMinor[s], bare));
+    pos = writeU64(buf, pos, l.askPriceNum[s], l.askPriceMinor[s], bare);
     pos = put(buf, pos, sellerPart);
-    const permitNum = l.permitVersionNum[s];
-    if (permitNum >= 0) pos = writeInt(buf, pos, permitNum, bare);
-    else pos = writeAscii(buf, pos, u64Json(l.permitVersion[s], bare));
+    pos = writeU64(buf, pos, l.permitVersionNum[s], l.permitVersion[s], bare);
     pos = put(buf, pos, tail);
     const expiresNum = l.expiresAtSec[s];
     if (Math.abs(expiresNum) <= MAX_SAFE) pos = writeInt(buf, pos, expiresNum, bare);
