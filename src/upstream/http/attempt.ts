@@ -17,6 +17,7 @@ import { UpstreamError, codeForHttpStatus, safeExcerpt, type UpstreamOperation }
 import type { ResolvedUpstreamOptions } from '../upstream.options';
 import type { UpstreamLogger } from './logger';
 import type { AttemptStatus, UpstreamMetrics } from './metrics';
+import { nodeHttpAdapter } from './node-adapter';
 import { parseRetryAfter } from './retry-after';
 
 /** read: idempotent lookups. sign: idempotent by the caller's key. submit: idempotent by the signed bytes. */
@@ -108,7 +109,9 @@ const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /**
  * The @nestjs/axios HttpService the upstream client sends through: one axios instance over one keep-alive
  * agent. Bodies are text in and out (parsed later without precision loss), every status is returned (the
- * status decides, not axios), redirects are not followed and no proxy from the environment is used.
+ * status decides, not axios), redirects are not followed and no proxy from the environment is used. The
+ * adapter is our own lean one over node:http(s) (node-adapter.ts): axios's stock http adapter cost the
+ * listings walk ~0.3-0.7 ms per page and kept each page's buffers alive to the next scavenge.
  */
 export function createUpstreamHttpService(options: ResolvedUpstreamOptions): HttpService {
   const { maxInFlight } = options.concurrency;
@@ -126,6 +129,7 @@ export function createUpstreamHttpService(options: ResolvedUpstreamOptions): Htt
     ? new https.Agent(agentOptions)
     : new http.Agent(agentOptions);
   const instance = axios.create({
+    adapter: nodeHttpAdapter,
     baseURL: options.baseUrl,
     httpAgent: agent,
     httpsAgent: agent,
