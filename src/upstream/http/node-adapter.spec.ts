@@ -72,7 +72,7 @@ async function until(check: () => boolean): Promise<void> {
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
-  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+  for (const cleanup of cleanups.splice(0).toReversed()) await cleanup();
 });
 
 /** The production transport over an HttpService made by createUpstreamHttpService (so over this adapter). */
@@ -216,11 +216,11 @@ describe(nodeHttpAdapter.name, () => {
   });
 
   it('aborts the request and the read when the signal aborts mid-body', async () => {
-    let bodyStarted: () => void = () => undefined;
-    const started = new Promise<void>((resolve) => (bodyStarted = resolve));
+    let onStarted: (() => void) | undefined;
+    const started = new Promise<void>((resolve) => (onStarted = resolve));
     const { sut, server } = await setup((_req, res) => {
       res.writeHead(200, { 'content-length': '1000' });
-      res.write('{"items":[', () => bodyStarted());
+      res.write('{"items":[', () => onStarted?.());
     });
     const controller = new AbortController();
     const sending = send(sut, get('/slow'), controller.signal);
