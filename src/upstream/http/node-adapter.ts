@@ -28,16 +28,11 @@ export const ACCEPT_ENCODING = 'gzip, br';
  */
 export const nodeHttpAdapter: AxiosAdapter = (config) =>
   new Promise<AxiosResponse>((resolve, reject) => {
-    let url: URL;
+    let to: Target;
     try {
-      url = new URL(fullUrl(config.baseURL, config.url));
+      to = target(config.baseURL, config.url ?? '');
     } catch (error) {
       reject(axios.AxiosError.from(error, axios.AxiosError.ERR_BAD_REQUEST, config));
-      return;
-    }
-    const secure = url.protocol === 'https:';
-    if (!secure && url.protocol !== 'http:') {
-      reject(new axios.AxiosError('unsupported protocol', axios.AxiosError.ERR_BAD_REQUEST, config));
       return;
     }
     const data: unknown = config.data;
@@ -58,11 +53,21 @@ export const nodeHttpAdapter: AxiosAdapter = (config) =>
     const method = (config.method ?? 'get').toUpperCase();
 
     let settled = false;
-    const request = (secure ? https : http).request(url, {
-      method,
-      headers,
-      agent: (secure ? config.httpsAgent : config.httpAgent) as http.Agent | undefined,
-    });
+    let request: http.ClientRequest;
+    try {
+      request = (to.origin.secure ? https : http).request({
+        hostname: to.origin.hostname,
+        port: to.origin.port,
+        path: to.path,
+        method,
+        headers,
+        agent: (to.origin.secure ? config.httpsAgent : config.httpAgent) as http.Agent | undefined,
+      });
+    } catch (error) {
+      // A path node refuses (unescaped characters): the request was never sent.
+      reject(axios.AxiosError.from(error, axios.AxiosError.ERR_BAD_REQUEST, config));
+      return;
+    }
     const onAbort = (): void => fail(new axios.CanceledError(undefined, config, request));
     const fail = (error: Error): void => {
       if (settled) return;
@@ -141,11 +146,49 @@ export const nodeHttpAdapter: AxiosAdapter = (config) =>
     else request.end(data);
   });
 
-/** axios's buildFullPath: an absolute url as is, else the base URL and the path joined by one slash. */
-function fullUrl(baseURL: string | undefined, path: string | undefined): string {
-  const url = path ?? '';
-  if (baseURL === undefined || /^([a-z][a-z\d+\-.]*:)?\/\//i.test(url)) return url;
-  return url === '' ? baseURL : `${baseURL.replace(/\/?\/$/, '')}/${url.replace(/^\/+/, '')}`;
+interface Origin {
+  secure: boolean;
+  hostname: string;
+  port: string;
+  /** The base URL's path without its trailing slashes ('' for none). */
+  prefix: string;
+}
+
+interface Target {
+  origin: Origin;
+  path: string;
+}
+
+/** Parsed base URLs (a client has one): the URL is not parsed again on every request. */
+const origins = new Map<string, Origin>();
+
+function originOf(url: URL): Origin {
+  if (url.protocol !== 'https:' && url.protocol !== 'http:') throw new TypeError('unsupported protocol');
+  return {
+    secure: url.protocol === 'https:',
+    // node:http wants an IPv6 literal without its brackets.
+    hostname: url.hostname.startsWith('[') ? url.hostname.slice(1, -1) : url.hostname,
+    port: url.port,
+    prefix: url.pathname.replace(/\/+$/, ''),
+  };
+}
+
+/**
+ * Where a request goes, as axios's buildFullPath joins it: an absolute url as is, else the base URL and
+ * the path joined by one slash (a base path prefix is kept).
+ */
+function target(baseURL: string | undefined, url: string): Target {
+  if (baseURL === undefined || /^([a-z][a-z\d+\-.]*:)?\/\//i.test(url)) {
+    const parsed = new URL(url);
+    return { origin: originOf(parsed), path: parsed.pathname + parsed.search };
+  }
+  let origin = origins.get(baseURL);
+  if (origin === undefined) {
+    origin = originOf(new URL(baseURL));
+    if (origins.size >= 16) origins.clear();
+    origins.set(baseURL, origin);
+  }
+  return { origin, path: `${origin.prefix}/${url.replace(/^\/+/, '')}` };
 }
 
 function requestHeaders(config: InternalAxiosRequestConfig, data: string | Buffer | undefined) {
