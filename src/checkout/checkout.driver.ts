@@ -267,6 +267,8 @@ export class CheckoutDriver implements OnModuleDestroy {
         {
           requestId: order.requestId ?? undefined,
           followUpMs: this.config.CHECKOUT_LEASE_MS,
+          // The key is the order's (committed with it): signing need not wait for the ledger's commit.
+          signAlongsideInsert: true,
           onSigned: () => {
             crashPoint('after_sign');
             crashPoint('before_submit');
@@ -292,12 +294,17 @@ export class CheckoutDriver implements OnModuleDestroy {
       );
     } catch (error) {
       // Signing failed, or recording its signature did (the bytes may then have left: the `sign` step signs
-      // again with the same key and sends the same bytes). The revalidation is committed, then the error decides.
-      const at = await this.commit(order, ['revalidated', 'signing'], revalidated, null, [
-        REVALIDATED_STEP,
-        { step: 'signing' },
-      ]);
-      if (!at) return null;
+      // again with the same key and sends the same bytes). The revalidation is committed, then the error decides;
+      // a key that holds another request goes to `lookup` in the same commit.
+      const held = keyHoldsAnotherRequest(error);
+      const at = await this.commit(
+        order,
+        ['revalidated', 'signing'],
+        held ? { ...revalidated, recoveryPoint: 'lookup' } : revalidated,
+        held ? describe(error) : null,
+        [REVALIDATED_STEP, { step: 'signing' }],
+      );
+      if (!at || held) return at;
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
         return this.finish(at, 'failed', 'SIGNING_REJECTED', error.message);
       return this.retryLater(at, error);
@@ -339,6 +346,8 @@ export class CheckoutDriver implements OnModuleDestroy {
     try {
       ({ record } = await this.transactions.sign(this.signInput(signing)));
     } catch (error) {
+      if (keyHoldsAnotherRequest(error))
+        return this.commit(signing, 'signing', { recoveryPoint: 'lookup' }, describe(error));
       // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
       if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
         return this.finish(signing, 'failed', 'SIGNING_REJECTED', error.message);
@@ -762,6 +771,21 @@ function signedPatch(record: TxRecord): OrderPatch {
     // The ledger's id of a transaction is its first signature, the fee payer's.
     transactionSignature: record.feePayerSignature,
   };
+}
+
+/**
+ * The upstream refused signing with 409: this attempt's key already holds another request. Possible after a
+ * crash between the signing call and the ledger's record of it (the call leaves alongside the record's insert)
+ * when the listing changed before the attempt was resumed, so its new live read built another batch. Not a
+ * failure of the purchase: what decides is whatever that key signed, so the attempt goes to `lookup` (the
+ * purchase status by key: confirmed, landed with error, or expired → attempt n+1 with a new key).
+ */
+function keyHoldsAnotherRequest(error: unknown): boolean {
+  return (
+    error instanceof AppError &&
+    error.code === 'UPSTREAM_REJECTED' &&
+    (error.details as { upstreamStatus?: unknown } | undefined)?.upstreamStatus === 409
+  );
 }
 
 function describe(error: unknown): string {

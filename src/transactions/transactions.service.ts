@@ -74,6 +74,16 @@ export interface SignAndSendOptions extends SendOptions {
    * the signed and submitted transaction): given the record as signed and the answer.
    */
   alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
+  /**
+   * The caller committed this request's upstream idempotency key before calling (checkout: the order row, from
+   * which the key is derived), so the signing call leaves alongside the insert of the ledger's record instead
+   * of after its commit. Nothing else moves: the bytes are sent, and the signature recorded, only once the
+   * record is committed; a key already in the ledger drops the early answer and goes the usual way (replay,
+   * refusal, or signing again with the stored request). If this process dies before the record commits, the
+   * caller's recovery signs again with the same key (the upstream returns the same transaction); nothing was
+   * submitted.
+   */
+  signAlongsideInsert?: boolean;
 }
 
 export interface SignOutcome {
@@ -148,21 +158,39 @@ export class TransactionsService {
    * body → 422; in flight → 409 with Retry-After; an earlier call whose outcome is unknown is repeated with
    * the same upstream key (so it returns the same transaction).
    */
-  async sign(input: SignInput, onSigned?: (signed: SignedTransaction) => void): Promise<SignOutcome> {
+  async sign(
+    input: SignInput,
+    onSigned?: (signed: SignedTransaction) => void,
+    signAlongsideInsert = false,
+  ): Promise<SignOutcome> {
     requireIdempotencyKey(input.idempotencyKey);
     if (input.subject.length < 1 || input.subject.length > 255)
       throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
+    const upstreamIdempotencyKey =
+      input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey);
+    const request = canonicalBatchJson(input.batch);
+    // The early call sends the batch exactly as a later call would send it from the stored request.
+    const early = signAlongsideInsert
+      ? this.signUpstream(
+          input.kind,
+          input.subject,
+          JSON.parse(request) as unknown,
+          upstreamIdempotencyKey,
+          input.requestId,
+        )
+      : undefined;
+    // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
+    early?.catch(() => undefined);
     const { inserted, record } = await this.repo.insertOrGet(
       {
         clientId: input.clientId,
         idempotencyKey: input.idempotencyKey,
-        upstreamIdempotencyKey:
-          input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey),
+        upstreamIdempotencyKey,
         fingerprint: requestFingerprint(input.kind, input.subject, input.batch),
         kind: input.kind,
         subject: input.subject,
         instruction: input.batch.instruction,
-        request: canonicalBatchJson(input.batch),
+        request,
         requestId: input.requestId ?? null,
         onFinal: input.onFinal ?? null,
         submitOnSign: input.submitOnSign ?? false,
@@ -172,7 +200,10 @@ export class TransactionsService {
       this.config.TX_LEASE_MS,
     );
     if (inserted)
-      return { record: await this.callSign(record, this.instanceId, input, onSigned), replayed: false };
+      return {
+        record: await this.callSign(record, this.instanceId, input, onSigned, early),
+        replayed: false,
+      };
     if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
       throw TransactionErrors.keyReused();
     if (record.phase === 'signed') return { record, replayed: true };
@@ -206,15 +237,19 @@ export class TransactionsService {
       ...input,
       submitNextFollowUpMs: input.submitNextFollowUpMs ?? options.followUpMs ?? this.config.TX_LEASE_MS,
     };
-    const outcome = await this.sign(signing, (signed) => {
-      options.onSigned?.();
-      early.answer = this.upstream.submitTransaction(
-        { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
-        { requestId: options.requestId },
-      );
-      // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
-      early.answer.catch(() => undefined);
-    });
+    const outcome = await this.sign(
+      signing,
+      (signed) => {
+        options.onSigned?.();
+        early.answer = this.upstream.submitTransaction(
+          { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
+          { requestId: options.requestId },
+        );
+        // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
+        early.answer.catch(() => undefined);
+      },
+      options.signAlongsideInsert,
+    );
     const along = options.alongsideAnswer;
     const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
     try {
@@ -383,22 +418,42 @@ export class TransactionsService {
     return Math.min(max, base * 2 ** Math.min(20, Math.max(0, attempt - 1)));
   }
 
+  /** The upstream signing call for a stored request (the canonical batch, parsed): the same bytes every time. */
+  private signUpstream(
+    kind: WalletKind,
+    subject: string,
+    request: unknown,
+    upstreamIdempotencyKey: string,
+    requestId: string | undefined,
+  ): Promise<SignedTransaction> {
+    const parsed = parseInstructionBatch(request, Number.MAX_SAFE_INTEGER);
+    if (!parsed.ok) return Promise.reject(new AppError('INTERNAL', 'stored request no longer parses'));
+    const options = { requestId };
+    return kind === 'user'
+      ? this.upstream.signUserTransaction(subject, parsed.batch, upstreamIdempotencyKey, options)
+      : this.upstream.signIntegratorTransaction(subject, parsed.batch, upstreamIdempotencyKey, options);
+  }
+
+  /**
+   * Signs a record this replica holds (its lease) and records the outcome. `early`: the same call, already
+   * made alongside the record's insert (`signAlongsideInsert`); its answer is recorded as this call's.
+   */
   private async callSign(
     record: LedgerTransactionEntity,
     actor: string,
     input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
     onSigned?: (signed: SignedTransaction) => void,
+    early?: Promise<SignedTransaction>,
   ): Promise<LedgerTransactionEntity> {
-    const parsed = parseInstructionBatch(record.request, Number.MAX_SAFE_INTEGER);
-    if (!parsed.ok) throw new AppError('INTERNAL', 'stored request no longer parses');
-    const sign =
-      record.kind === 'user'
-        ? this.upstream.signUserTransaction.bind(this.upstream)
-        : this.upstream.signIntegratorTransaction.bind(this.upstream);
     try {
-      const signed = await sign(record.subject, parsed.batch, record.upstreamIdempotencyKey, {
-        requestId: input.requestId,
-      });
+      const signed = await (early ??
+        this.signUpstream(
+          record.kind,
+          record.subject,
+          record.request,
+          record.upstreamIdempotencyKey,
+          input.requestId,
+        ));
       onSigned?.(signed);
       const submit =
         input.submitNextFollowUpMs === undefined

@@ -153,6 +153,63 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
   });
 
+  it('resumes an attempt whose signing call left alongside the ledger insert that never committed: same key, same transaction', async () => {
+    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-early-sign');
+    // The dead process's signing call (made alongside the ledger's insert) reached the upstream; the insert
+    // and every order commit after `created` did not land.
+    const early = await t.app
+      .get(UpstreamClient)
+      .signUserTransaction(buyer.subject, batchFromWire(batch), key);
+    const signedBefore = t.sandbox.admin.stats().transactions;
+    await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
+    const done = await runWorkerUntilFinal(id);
+    // A new read, the same batch, the same key: the upstream returns the transaction it already signed.
+    expect(done).toMatchObject({
+      state: 'confirmed',
+      attempt: 1,
+      transaction: { custodial_transaction_id: early.custodialTransactionId },
+    });
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+  });
+
+  it('when that key already holds another batch (the listing changed before the resume): looks the key up, then attempt 2 buys', async () => {
+    const { listing, buyer, batch, id, key } = await revalidatedAttempt('rec-key-held');
+    const other = await revalidatedAttempt('rec-key-held-other');
+    // What the dead process signed under this attempt's key: a batch this resume will not build again.
+    const otherBatch = batchFromWire({
+      ...other.batch,
+      params: [{ ...(other.batch.params as Record<string, unknown>[])[0], buyer: buyer.address }],
+    });
+    const held = await t.app.get(UpstreamClient).signUserTransaction(buyer.subject, otherBatch, key);
+    expect(batchFromWire(batch)).not.toEqual(otherBatch);
+    await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
+    const worker = t.app.get(CheckoutWorker);
+    // The signing answers 409; the attempt is looked up by key: `signed` decides nothing until it expires.
+    await waitUntil(
+      async () => {
+        await worker.tick();
+        const order = (await getOrder(t.app, client.key, `/v1/orders/${id}`)).body;
+        return order.state === 'signing' && order.attempt === 1;
+      },
+      5_000,
+      30,
+    );
+    const looked = await db.query<{ recovery_point: string }[]>(
+      'SELECT recovery_point FROM orders WHERE id = $1',
+      [id],
+    );
+    expect(looked[0].recovery_point).toBe('lookup');
+    t.sandbox.admin.advanceTime(61_000);
+    const done = await runWorkerUntilFinal(id);
+    expect(done).toMatchObject({ state: 'confirmed', attempt: 2 });
+    expect(done.steps?.map((s) => s.step)).toEqual(expect.arrayContaining(['signing', 'new_attempt']));
+    expect(done.transaction?.custodial_transaction_id).not.toBe(held.custodialTransactionId);
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+    // The other listing was never bought: what the key held was never submitted.
+    expect(ownerOf(t.sandbox, other.listing.eventId, other.listing.ticketId)).not.toBe(buyer.address);
+  });
+
   it('resumes from submitted (submission sent, status never read): tracks the same transaction to confirmed', async () => {
     const { listing, buyer, batch, id, key, signInput } = await revalidatedAttempt('rec-submitted');
     const transactions = t.app.get(TransactionsService);

@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
 import { AppError } from '../../src/common/app-error';
@@ -95,6 +97,86 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     expect(t.sandbox.admin.stats().transactions).toBe(before);
     if ('error' in again.sent) throw again.sent.error;
     expect(again.sent.answered).toBe(true);
+  });
+
+  /** Runs `body` while another connection holds a lock that makes every insert into the ledger wait. */
+  async function withLedgerInsertsBlocked<T>(body: () => Promise<T>): Promise<T> {
+    const runner = t.app.get(DataSource).createQueryRunner();
+    await runner.connect();
+    await runner.startTransaction();
+    try {
+      await runner.query('LOCK TABLE ledger_transactions IN SHARE ROW EXCLUSIVE MODE');
+      return await body();
+    } finally {
+      await runner.rollbackTransaction();
+      await runner.release();
+    }
+  }
+
+  const rowsWithKey = async (key: string): Promise<number> =>
+    Number(
+      (
+        await t.app
+          .get(DataSource)
+          .query<{ n: string }[]>(
+            'SELECT count(*) AS n FROM ledger_transactions WHERE idempotency_key = $1',
+            [key],
+          )
+      )[0].n,
+    );
+
+  it('signAlongsideInsert: the signing call leaves while the record is inserted; nothing is sent before it commits', async () => {
+    const { input, listing, buyerAddress } = await purchase();
+    const before = t.sandbox.admin.stats().transactions;
+    let result: Promise<Awaited<ReturnType<TransactionsService['signAndSend']>>> | undefined;
+    await withLedgerInsertsBlocked(async () => {
+      result = sut.signAndSend(input, { signAlongsideInsert: true });
+      await waitUntil(() => Promise.resolve(t.sandbox.admin.stats().transactions === before + 1), 5_000, 10);
+      // Signed upstream while the record waits; the signed bytes wait with it.
+      expect(await rowsWithKey(input.idempotencyKey)).toBe(0);
+      expect(t.sandbox.admin.transactions({ state: 'signed' }).map((x) => x.idempotencyKey)).toContain(
+        sut.upstreamKeyFor(client.id, input.idempotencyKey),
+      );
+    });
+    const done = await (result as NonNullable<typeof result>);
+    expect(done.replayed).toBe(false);
+    if ('error' in done.sent) throw done.sent.error;
+    expect(done.sent.answered).toBe(true);
+    expect((await sut.history(done.record.id)).map((e) => e.type)).toEqual([
+      'created',
+      'signed',
+      'submitted',
+      'status',
+    ]);
+    expect(t.sandbox.admin.stats().transactions).toBe(before + 1);
+    await waitUntil(
+      () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyerAddress),
+      5_000,
+      20,
+    );
+  });
+
+  it('without signAlongsideInsert the signing call waits for the record to commit', async () => {
+    const { input } = await purchase();
+    const before = t.sandbox.admin.stats().transactions;
+    let result: Promise<unknown> | undefined;
+    await withLedgerInsertsBlocked(async () => {
+      result = sut.signAndSend(input);
+      await sleep(300);
+      expect(t.sandbox.admin.stats().transactions).toBe(before);
+    });
+    await result;
+    expect(t.sandbox.admin.stats().transactions).toBe(before + 1);
+  });
+
+  it('signAlongsideInsert with a key already in the ledger: the stored transaction, nothing new signed', async () => {
+    const { input } = await purchase();
+    const first = await sut.signAndSend(input);
+    const before = t.sandbox.admin.stats().transactions;
+    const again = await sut.signAndSend(input, { signAlongsideInsert: true });
+    expect(again.replayed).toBe(true);
+    expect(again.record.custodialTransactionId).toBe(first.record.custodialTransactionId);
+    expect(t.sandbox.admin.stats().transactions).toBe(before);
   });
 
   it('a refused signing (the buyer is not the subject wallet: 403) throws UPSTREAM_REJECTED, sends nothing', async () => {
