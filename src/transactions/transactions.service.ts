@@ -544,10 +544,15 @@ export class TransactionsService {
       )
         return { record, answered: true, answeredAt };
       const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
-      const [updated] = await Promise.all([
-        this.repo.recordSubmission(record.id, actor, result, nextDelay),
+      // The caller's own commit is started first: it is what its customer waits for (checkout's order turns
+      // final in it), and each statement sent costs the sender a wake-up of the database on a busy machine.
+      const theirs = Promise.all([
         final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
         options.alongside?.(result),
+      ]);
+      const [updated] = await Promise.all([
+        this.repo.recordSubmission(record.id, actor, result, nextDelay),
+        theirs,
       ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {
