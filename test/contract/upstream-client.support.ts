@@ -97,7 +97,7 @@ export type StubHandler = (req: IncomingMessage, res: ServerResponse, body: stri
 
 export interface StubServer {
   url: string;
-  hits: { method: string; url: string; headers: IncomingMessage['headers']; body: string }[];
+  hits: { method: string; url: string; headers: IncomingMessage['headers']; body: string; socket: Socket }[];
   openConnections(): number;
   close(): Promise<void>;
 }
@@ -111,7 +111,13 @@ export async function startStub(handler: StubHandler): Promise<StubServer> {
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
       const body = Buffer.concat(chunks).toString('utf8');
-      hits.push({ method: req.method ?? '', url: req.url ?? '', headers: req.headers, body });
+      hits.push({
+        method: req.method ?? '',
+        url: req.url ?? '',
+        headers: req.headers,
+        body,
+        socket: req.socket,
+      });
       handler(req, res, body, hits.length);
     });
   });

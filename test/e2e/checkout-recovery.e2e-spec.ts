@@ -102,6 +102,16 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     return { listing, buyer, batch: check.batch, id, key, signInput };
   }
 
+  /** Confirmed on attempt 1 with that transaction, and nothing signed upstream since `signedBefore`. */
+  function expectConfirmedOn(done: OrderBody, custodialId: string | null, signedBefore: number): void {
+    expect(done).toMatchObject({
+      state: 'confirmed',
+      attempt: 1,
+      transaction: { custodial_transaction_id: custodialId },
+    });
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+  }
+
   it('resumes from created (crash before revalidation)', async () => {
     const { listing, buyer } = market(t.sandbox, 'rec-created');
     const id = await leftBehind({ state: 'created', recovery_point: 'revalidate' }, listing, buyer);
@@ -144,13 +154,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     const signedBefore = t.sandbox.admin.stats().transactions;
     const id2 = await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
     // A fresh live read would find the listing gone (bought by this very attempt) and reject the order.
-    const done = await runWorkerUntilFinal(id2);
-    expect(done).toMatchObject({
-      state: 'confirmed',
-      attempt: 1,
-      transaction: { custodial_transaction_id: record.custodialTransactionId },
-    });
-    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+    expectConfirmedOn(await runWorkerUntilFinal(id2), record.custodialTransactionId, signedBefore);
   });
 
   it('resumes an attempt whose signing call left alongside the ledger insert that never committed: same key, same transaction', async () => {
@@ -162,14 +166,8 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
       .signUserTransaction(buyer.subject, batchFromWire(batch), key);
     const signedBefore = t.sandbox.admin.stats().transactions;
     await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
-    const done = await runWorkerUntilFinal(id);
     // A new read, the same batch, the same key: the upstream returns the transaction it already signed.
-    expect(done).toMatchObject({
-      state: 'confirmed',
-      attempt: 1,
-      transaction: { custodial_transaction_id: early.custodialTransactionId },
-    });
-    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
+    expectConfirmedOn(await runWorkerUntilFinal(id), early.custodialTransactionId, signedBefore);
     expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
   });
 

@@ -1,5 +1,4 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
+import { type IncomingMessage, type ServerResponse } from 'node:http';
 import { brotliCompressSync, gzipSync } from 'node:zlib';
 import axios from 'axios';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -13,55 +12,17 @@ import {
   type Transport,
 } from './attempt';
 import { ACCEPT_ENCODING, nodeHttpAdapter } from './node-adapter';
+import { startStub } from '../../../test/contract/upstream-client.support';
 
 const KEY = 'test-key-0123456789';
 const CAP = 16 * 1024 * 1024;
 
-interface Hit {
-  method: string;
-  url: string;
-  headers: IncomingMessage['headers'];
-  body: string;
-  socket: Socket;
-}
-
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
 
-/** A loopback server whose handler answers every request; records requests and open connections. */
+/** A loopback server whose handler answers every request (the contract tests' stub: hits, open sockets). */
 async function serve(handler: Handler) {
-  const hits: Hit[] = [];
-  const sockets = new Set<Socket>();
-  const server: Server = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (chunk: Buffer) => chunks.push(chunk));
-    req.on('end', () => {
-      const body = Buffer.concat(chunks).toString('utf8');
-      hits.push({
-        method: req.method ?? '',
-        url: req.url ?? '',
-        headers: req.headers,
-        body,
-        socket: req.socket,
-      });
-      handler(req, res);
-    });
-  });
-  server.on('connection', (socket: Socket) => {
-    sockets.add(socket);
-    socket.on('close', () => sockets.delete(socket));
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    port,
-    hits,
-    open: () => sockets.size,
-    close: async () => {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  const stub = await startStub((req, res) => handler(req, res));
+  return { url: stub.url, hits: stub.hits, open: () => stub.openConnections(), close: () => stub.close() };
 }
 
 /** Resolves once `check` holds, polling every 5 ms, at most ~2 s. */
