@@ -155,6 +155,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     const id2 = await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
     // A fresh live read would find the listing gone (bought by this very attempt) and reject the order.
     expectConfirmedOn(await runWorkerUntilFinal(id2), record.custodialTransactionId, signedBefore);
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
   });
 
   it('resumes an attempt whose signing call left alongside the ledger insert that never committed: same key, same transaction', async () => {
