@@ -243,9 +243,9 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
        WHERE d IS NOT NULL GROUP BY step ORDER BY min(id)`,
     );
     // The critical path against the ledger's own events (transactions module), medians: order created → the
-    // ledger's row (the live read runs alongside the insert, then the row is written before signing) → signed
-    // (the sign call; the first submission leaves as its answer arrives) → first answer recorded → the order's
-    // one commit of revalidation, signature and first answer.
+    // ledger's row (the live read runs alongside the insert; the row is written alongside the signing call) →
+    // signed (the rest of the sign call; the first submission leaves as its answer arrives) → first answer
+    // recorded → the order's one commit of revalidation, signature and first answer.
     const ledger = await db.query<Record<string, string>>(
       `WITH s AS (SELECT order_id, min(at) FILTER (WHERE step = 'created') AS created,
                     min(at) FILTER (WHERE step = 'submitted') AS submitted
@@ -264,7 +264,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
        FROM d`,
     );
     const l = ledger.rows[0] ?? {};
-    const ledgerBreakdown = `order created → ledger row ${f1(l.a)} → signature recorded (sign call; recorded alongside the first submission) ${f1(l.b)} → first answer recorded ${f1(l.c)} → order's commit ${f1(l.d)}`;
+    const ledgerBreakdown = `order created → ledger row ${f1(l.a)} → signature recorded (rest of the sign call, which began with the row; recorded alongside the first submission) ${f1(l.b)} → first answer recorded ${f1(l.c)} → order's commit ${f1(l.d)}`;
     const breakdown = [
       `created ${percentile(toCreated, 50).toFixed(1)} (from POST sent)`,
       ...steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`),

@@ -169,6 +169,7 @@ export class TransactionsService {
     const upstreamIdempotencyKey =
       input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey);
     const request = canonicalBatchJson(input.batch);
+    const fingerprint = requestFingerprint(input.kind, input.subject, input.batch);
     // The early call sends the batch exactly as a later call would send it from the stored request.
     const early = signAlongsideInsert
       ? this.signUpstream(
@@ -186,7 +187,7 @@ export class TransactionsService {
         clientId: input.clientId,
         idempotencyKey: input.idempotencyKey,
         upstreamIdempotencyKey,
-        fingerprint: requestFingerprint(input.kind, input.subject, input.batch),
+        fingerprint,
         kind: input.kind,
         subject: input.subject,
         instruction: input.batch.instruction,
@@ -204,8 +205,7 @@ export class TransactionsService {
         record: await this.callSign(record, this.instanceId, input, onSigned, early),
         replayed: false,
       };
-    if (record.fingerprint !== requestFingerprint(input.kind, input.subject, input.batch))
-      throw TransactionErrors.keyReused();
+    if (record.fingerprint !== fingerprint) throw TransactionErrors.keyReused();
     if (record.phase === 'signed') return { record, replayed: true };
     if (record.phase === 'sign_rejected' && record.signError)
       throw TransactionErrors.replayedRejection(record.signError);
@@ -546,13 +546,10 @@ export class TransactionsService {
       const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
       // The caller's own commit is started first: it is what its customer waits for (checkout's order turns
       // final in it), and each statement sent costs the sender a wake-up of the database on a busy machine.
-      const theirs = Promise.all([
+      const [, , updated] = await Promise.all([
         final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
         options.alongside?.(result),
-      ]);
-      const [updated] = await Promise.all([
         this.repo.recordSubmission(record.id, actor, result, nextDelay),
-        theirs,
       ]);
       if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
       if (updated.finalAt && !record.finalAt) {

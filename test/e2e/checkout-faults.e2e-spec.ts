@@ -9,6 +9,7 @@ import {
   ownerOf,
   postOrder,
   waitFinal,
+  untilOwnedBy,
 } from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
@@ -75,11 +76,7 @@ describe('Checkout under upstream faults: no duplicate purchase, no premature co
     t.sandbox.admin.setFaults([{ operation: 'submit', kind: 'status_null' }]);
     try {
       const res = await postOrder(t.app, client.key, 'null-status', orderBody(listing, buyer));
-      await waitUntil(
-        () => ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyer.address,
-        10_000,
-        20,
-      );
+      await untilOwnedBy(t.sandbox, listing, buyer.address, 10_000);
       // Several re-submissions later, every answer still says null: the order is not complete.
       await new Promise((r) => setTimeout(r, 600));
       const open = (await getOrder(t.app, client.key, `/v1/orders/${res.body.id}`)).body;

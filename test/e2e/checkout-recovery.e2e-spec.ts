@@ -7,7 +7,14 @@ import { CheckoutWorker } from '../../src/checkout/checkout.scheduler';
 import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
-import { CHECKOUT_TEST_ENV, getOrder, market, ownerOf, type OrderBody } from '../support/checkout-helpers';
+import {
+  CHECKOUT_TEST_ENV,
+  getOrder,
+  market,
+  ownerOf,
+  type OrderBody,
+  untilOwnedBy,
+} from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
 
@@ -146,11 +153,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     // What the dead process did after its revalidation and before any order commit (signAndSubmit): the
     // ledger's record of the attempt, the signature and the first submission. The purchase then landed.
     const { record } = await t.app.get(TransactionsService).signAndSend(signInput);
-    await waitUntil(
-      () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyer.address),
-      5_000,
-      20,
-    );
+    await untilOwnedBy(t.sandbox, listing, buyer.address);
     const signedBefore = t.sandbox.admin.stats().transactions;
     const id2 = await leftBehind({ id, state: 'created', recovery_point: 'revalidate' }, listing, buyer);
     // A fresh live read would find the listing gone (bought by this very attempt) and reject the order.

@@ -6,7 +6,7 @@ import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.i
 import { AppError } from '../../src/common/app-error';
 import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
-import { CHECKOUT_TEST_ENV, market, ownerOf } from '../support/checkout-helpers';
+import { CHECKOUT_TEST_ENV, market, untilOwnedBy } from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
 
@@ -80,11 +80,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     expect(result.sent.record.submittedAt).not.toBeNull();
     const history = (await sut.history(result.record.id)).map((e) => e.type);
     expect(history).toEqual(['created', 'signed', 'submitted', 'status']);
-    await waitUntil(
-      () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyerAddress),
-      5_000,
-      20,
-    );
+    await untilOwnedBy(t.sandbox, listing, buyerAddress);
   });
 
   it('the same key again: the stored transaction, nothing new signed, the same bytes sent', async () => {
@@ -149,11 +145,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
       'status',
     ]);
     expect(t.sandbox.admin.stats().transactions).toBe(before + 1);
-    await waitUntil(
-      () => Promise.resolve(ownerOf(t.sandbox, listing.eventId, listing.ticketId) === buyerAddress),
-      5_000,
-      20,
-    );
+    await untilOwnedBy(t.sandbox, listing, buyerAddress);
   });
 
   it('without signAlongsideInsert the signing call waits for the record to commit', async () => {

@@ -172,3 +172,17 @@ export async function mirrorListing(
 export function ownerOf(sandbox: SandboxHandle, eventId: bigint, ticketId: bigint): string | undefined {
   return sandbox.admin.ticket(eventId, ticketId)?.owner;
 }
+
+/** Waits (bounded) until the sandbox's ledger shows the listing's ticket owned by `address`; throws if not. */
+export function untilOwnedBy(
+  sandbox: SandboxHandle,
+  listing: { eventId: bigint; ticketId: bigint },
+  address: string,
+  timeoutMs = 5_000,
+): Promise<number> {
+  return waitUntil(
+    () => Promise.resolve(ownerOf(sandbox, listing.eventId, listing.ticketId) === address),
+    timeoutMs,
+    20,
+  );
+}
