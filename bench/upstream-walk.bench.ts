@@ -1,3 +1,4 @@
+import { constants, PerformanceObserver, performance } from 'node:perf_hooks';
 import pino from 'pino';
 import { walkListingsRaw } from './sandbox-walk';
 import { startSandbox } from '../src/sandbox/sandbox.server';
@@ -18,15 +19,47 @@ interface Walk {
   seconds: number;
   /** CPU seconds of this process (sandbox and walker both): what other processes' load does not inflate. */
   cpuSeconds: number;
+  /** This walk's span on the performance clock (to attribute GCs to it). */
+  from: number;
+  to: number;
 }
 
 async function timed(walk: () => Promise<{ items: number }>): Promise<Walk> {
   const cpu = process.cpuUsage();
+  const from = performance.now();
   const started = process.hrtime.bigint();
   const { items } = await walk();
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
   const used = process.cpuUsage(cpu);
-  return { items, seconds, cpuSeconds: (used.user + used.system) / 1e6 };
+  return { items, seconds, cpuSeconds: (used.user + used.system) / 1e6, from, to: performance.now() };
+}
+
+/**
+ * This process's GCs (start, duration, major or not). A walk that promotes its pages shows here: with its items
+ * pretenured, a client walk spent several times the baseline's time in GC (src/upstream/wire/responses.ts,
+ * ListingItem).
+ */
+function watchGcs(): { entries: { start: number; ms: number; major: boolean }[]; stop: () => void } {
+  const entries: { start: number; ms: number; major: boolean }[] = [];
+  const observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind;
+      entries.push({
+        start: entry.startTime,
+        ms: entry.duration,
+        major: kind === constants.NODE_PERFORMANCE_GC_MAJOR,
+      });
+    }
+  });
+  observer.observe({ entryTypes: ['gc'] });
+  return { entries, stop: () => observer.disconnect() };
+}
+
+/** GC milliseconds and major GCs that started during the given walks. */
+function gcsIn(entries: { start: number; ms: number; major: boolean }[], walks: Walk[]): string {
+  const inside = entries.filter((e) => walks.some((w) => e.start >= w.from && e.start <= w.to));
+  const ms = inside.reduce((sum, e) => sum + e.ms, 0);
+  return `${Math.round(ms)} ms (${inside.filter((e) => e.major).length} major)`;
 }
 
 async function clientWalk(client: UpstreamClient): Promise<{ items: number }> {
@@ -61,7 +94,10 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
     const typedWalk = () => timed(() => clientWalk(client));
     await rawWalk();
     await typedWalk();
-    let raw: Walk = { items: 0, seconds: Infinity, cpuSeconds: Infinity };
+    const gcs = watchGcs();
+    const rawWalks: Walk[] = [];
+    const typedWalks: Walk[] = [];
+    let raw: Walk = { items: 0, seconds: Infinity, cpuSeconds: Infinity, from: 0, to: 0 };
     let typed: Walk = { ...raw };
     let rawCpu = Infinity;
     let typedCpu = Infinity;
@@ -77,6 +113,8 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
         t = await typedWalk();
         r = await rawWalk();
       }
+      rawWalks.push(r);
+      typedWalks.push(t);
       itemsMatch &&= r.items === listings && t.items === listings;
       if (r.seconds < raw.seconds) raw = r;
       if (t.seconds < typed.seconds) typed = t;
@@ -84,6 +122,9 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
       typedCpu = Math.min(typedCpu, t.cpuSeconds);
       roundRatios.push(r.seconds / t.seconds);
     }
+    // GC entries are delivered after the GC, in batches: one turn of the loop lets the last ones arrive.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    gcs.stop();
     const sorted = roundRatios.toSorted((a, b) => a - b);
     const median = sorted[Math.floor(sorted.length / 2)] ?? Number.NaN;
     const rawRate = raw.items / raw.seconds;
@@ -100,6 +141,10 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
         [
           'per-round median (min-max)',
           `${median.toFixed(2)} (${sorted[0]?.toFixed(2)}-${sorted.at(-1)?.toFixed(2)})`,
+        ],
+        [
+          'GC during the timed walks, client / baseline',
+          `${gcsIn(gcs.entries, typedWalks)} / ${gcsIn(gcs.entries, rawWalks)}`,
         ],
         ['rounds (best of each, interleaved, after 1 warm-up)', String(ROUNDS)],
       ],
