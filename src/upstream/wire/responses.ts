@@ -197,10 +197,10 @@ export function parseListingsText(text: string): Page<ActiveListing> {
  * A decoded listing. A class, not an object literal, on purpose. V8 keeps an allocation site per object literal
  * and, once most objects from a site survive young-generation GCs, allocates that site's objects in the old
  * generation ("allocation-site pretenuring"). A page's items do survive the scavenge that runs while the next
- * page is read. In about one walk process in eight, the bench's client walk ran a quarter slower, with 10
+ * page is read. In 5 of 66 bench processes, the client walk ran a quarter slower, with 10
  * mark-compacts per run instead of 3 and pages promoted whole (an old-space item keeps its young `raw` alive
  * through every scavenge). That mode never appeared under `--no-allocation-site-pretenuring` (10 runs), nor with
- * the items built by `new` (32 runs): objects built by a constructor have no allocation site and start young.
+ * the items built by `new` (45 runs): objects built by a constructor have no allocation site and start young.
  * docs/BENCHMARKS.md, upstream walk, Session 7.
  */
 class ListingItem implements ActiveListing {
