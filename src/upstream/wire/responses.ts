@@ -200,7 +200,7 @@ export function parseListingsText(text: string): Page<ActiveListing> {
  * page is read. In 5 of 66 bench processes, the client walk ran a quarter slower, with 10
  * mark-compacts per run instead of 3 and pages promoted whole (an old-space item keeps its young `raw` alive
  * through every scavenge). That mode never appeared under `--no-allocation-site-pretenuring` (10 runs), nor with
- * the items built by `new` (45 runs): objects built by a constructor have no allocation site and start young.
+ * the items built by `new` (55 runs): objects built by a constructor have no allocation site and start young.
  * docs/BENCHMARKS.md, upstream walk, Session 7.
  */
 class ListingItem implements ActiveListing {
