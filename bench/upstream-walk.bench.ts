@@ -34,14 +34,21 @@ async function timed(walk: () => Promise<{ items: number }>): Promise<Walk> {
   return { items, seconds, cpuSeconds: (used.user + used.system) / 1e6, from, to: performance.now() };
 }
 
+/** One GC of this process: when it started (performance clock), how long it took, whether it was major. */
+interface Gc {
+  start: number;
+  ms: number;
+  major: boolean;
+}
+
 /**
  * This process's GCs (start, duration, major or not), to tell a walk that promotes its pages from one that does
  * not. The client walk's old low mode (its decoded items pretenured, see ListingItem in
  * src/upstream/wire/responses.ts) did 10 mark-compacts per process instead of 3 under --trace-gc; this row has
  * not yet seen that mode, since it no longer occurs.
  */
-function watchGcs(): { entries: { start: number; ms: number; major: boolean }[]; stop: () => void } {
-  const entries: { start: number; ms: number; major: boolean }[] = [];
+function watchGcs(): { entries: Gc[]; stop: () => void } {
+  const entries: Gc[] = [];
   const observer = new PerformanceObserver((list) => {
     for (const entry of list.getEntries()) {
       const kind = (entry as unknown as { detail?: { kind?: number } }).detail?.kind;
@@ -57,7 +64,7 @@ function watchGcs(): { entries: { start: number; ms: number; major: boolean }[];
 }
 
 /** GC milliseconds and major GCs that started during the given walks. */
-function gcsIn(entries: { start: number; ms: number; major: boolean }[], walks: Walk[]): string {
+function gcsIn(entries: Gc[], walks: Walk[]): string {
   const inside = entries.filter((e) => walks.some((w) => e.start >= w.from && e.start <= w.to));
   const ms = inside.reduce((sum, e) => sum + e.ms, 0);
   return `${Math.round(ms)} ms (${inside.filter((e) => e.major).length} major)`;
