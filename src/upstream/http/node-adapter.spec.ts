@@ -13,23 +13,12 @@ import {
 } from './attempt';
 import { ACCEPT_ENCODING, nodeHttpAdapter } from './node-adapter';
 import { startStub } from '../../../test/contract/upstream-client.support';
+import { waitUntil } from '../../../test/support/wait';
 
 const KEY = 'test-key-0123456789';
 const CAP = 16 * 1024 * 1024;
 
 type Handler = (req: IncomingMessage, res: ServerResponse) => void;
-
-/** A loopback server whose handler answers every request (the contract tests' stub: hits, open sockets). */
-async function serve(handler: Handler) {
-  const stub = await startStub((req, res) => handler(req, res));
-  return { url: stub.url, hits: stub.hits, open: () => stub.openConnections(), close: () => stub.close() };
-}
-
-/** Resolves once `check` holds, polling every 5 ms, at most ~2 s. */
-async function until(check: () => boolean): Promise<void> {
-  for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 5));
-  expect(check()).toBe(true);
-}
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -38,7 +27,7 @@ afterEach(async () => {
 
 /** The production transport over an HttpService made by createUpstreamHttpService (so over this adapter). */
 async function setup(handler: Handler, baseUrl?: (url: string) => string) {
-  const server = await serve(handler);
+  const server = await startStub(handler);
   cleanups.push(() => server.close());
   const http = createUpstreamHttpService(
     resolveUpstreamOptions({
@@ -162,7 +151,7 @@ describe(nodeHttpAdapter.name, () => {
     await expect(send(sut, get('/big'))).rejects.toEqual(
       new TransportError(true, 'response body too large or unreadable'),
     );
-    await until(() => server.open() === 0);
+    await waitUntil(() => server.openConnections() === 0, 2_000, 5);
   });
 
   it('refuses an announced Content-Length over 16 MiB before reading the body', async () => {
@@ -189,7 +178,7 @@ describe(nodeHttpAdapter.name, () => {
     controller.abort('cancelled');
     const error: unknown = await sending.catch((caught: unknown) => caught);
     expect(axios.isCancel(error)).toBe(true);
-    await until(() => server.open() === 0);
+    await waitUntil(() => server.openConnections() === 0, 2_000, 5);
   });
 
   it('rejects a body cut short by the server as a lost connection, never a shorter body', async () => {
@@ -203,7 +192,7 @@ describe(nodeHttpAdapter.name, () => {
   });
 
   it('keeps the node code of a refused connection', async () => {
-    const gone = await serve((_req, res) => res.end());
+    const gone = await startStub((_req, res) => res.end());
     await gone.close();
     const http = createUpstreamHttpService(
       resolveUpstreamOptions({ baseUrl: gone.url, apiKey: KEY, environment: 'sandbox' }),
