@@ -139,15 +139,18 @@ const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs
 
 /**
  * The order insert (after the buyer's lock): the existing order of the key, else the buyer's limit counts, else
- * the new order with its `created` audit row. One row: the order (inserted or existing) and the counts.
+ * the new order with its `created` audit row. One row: the order (inserted or existing) and the counts. Each
+ * count reads only the rows it counts, through its own index: the buyer's open orders (orders_buyer_open_idx)
+ * and the buyer's orders of the event (orders_buyer_idx), never the buyer's whole history.
  */
-const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
+export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
          counts AS (
-           SELECT count(*) FILTER (WHERE state NOT IN ${FINAL})::int AS open,
-                  count(*) FILTER (WHERE event_id = $7::u64
-                    AND state NOT IN ('rejected', 'failed', 'landed_with_error')
-                    AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event
-           FROM orders WHERE client_id = $1 AND buyer_subject = $5),
+           SELECT (SELECT count(*) FROM orders
+                    WHERE client_id = $1 AND buyer_subject = $5 AND state NOT IN ${FINAL})::int AS open,
+                  (SELECT count(*) FROM orders
+                    WHERE client_id = $1 AND buyer_subject = $5 AND event_id = $7::u64
+                      AND state NOT IN ('rejected', 'failed', 'landed_with_error')
+                      AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event),
          ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
              event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,

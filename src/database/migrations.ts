@@ -11,6 +11,7 @@ import { CreateLedgerTransactionEvents1795355833105 } from '../../migrations/179
 import { CreateListingsNewestIndexes1795356059963 } from '../../migrations/1795356059963-CreateListingsNewestIndexes';
 import { CreateOrders1795357337996 } from '../../migrations/1795357337996-CreateOrders';
 import { CreateOrderSteps1795357340634 } from '../../migrations/1795357340634-CreateOrderSteps';
+import { CreateOrdersBuyerOpenIndex1795415873701 } from '../../migrations/1795415873701-CreateOrdersBuyerOpenIndex';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -30,4 +31,5 @@ export const MIGRATIONS = [
   CreateListingsNewestIndexes1795356059963,
   CreateOrders1795357337996,
   CreateOrderSteps1795357340634,
+  CreateOrdersBuyerOpenIndex1795415873701,
 ];
