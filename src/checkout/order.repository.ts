@@ -126,7 +126,7 @@ function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
   return value;
 }
 
-/** The pooled connections on which `orders_create` (CREATE_SQL) is prepared. */
+/** The pooled connections on which `orders_lock` (LOCK_SQL) and `orders_create` (CREATE_SQL) are prepared. */
 const PREPARED = new WeakSet<object>();
 const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
 
@@ -141,16 +141,19 @@ const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs
  * The order insert (after the buyer's lock): the existing order of the key, else the buyer's limit counts, else
  * the new order with its `created` audit row. One row: the order (inserted or existing) and the counts. Each
  * count reads only the rows it counts, through its own index: the buyer's open orders (orders_buyer_open_idx)
- * and the buyer's orders of the event (orders_buyer_idx), never the buyer's whole history.
+ * and the buyer's orders of the event (orders_buyer_idx), never the buyer's whole history; and each stops at its
+ * limit ($13, $14), which is all the decision needs (a count at or over its limit reads as the limit).
  */
 export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
          counts AS (
-           SELECT (SELECT count(*) FROM orders
-                    WHERE client_id = $1 AND buyer_subject = $5 AND state NOT IN ${FINAL})::int AS open,
-                  (SELECT count(*) FROM orders
+           SELECT (SELECT count(*) FROM (SELECT FROM orders
+                    WHERE client_id = $1 AND buyer_subject = $5 AND state NOT IN ${FINAL}
+                    LIMIT $13::int) o)::int AS open,
+                  (SELECT count(*) FROM (SELECT FROM orders
                     WHERE client_id = $1 AND buyer_subject = $5 AND event_id = $7::u64
                       AND state NOT IN ('rejected', 'failed', 'landed_with_error')
-                      AND created_at > clock_timestamp() - make_interval(secs => $12::float8))::int AS per_event),
+                      AND created_at > clock_timestamp() - make_interval(secs => $12::float8)
+                    LIMIT $14::int) e)::int AS per_event),
          ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
              event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
@@ -166,6 +169,10 @@ export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_i
          SELECT o.*, c.open AS limit_open, c.per_event AS limit_per_event,
                 EXISTS (SELECT 1 FROM ins) AS inserted
          FROM counts c LEFT JOIN (SELECT * FROM ins UNION ALL SELECT * FROM existing) o ON true`;
+
+/** The buyer's lock (by its key, $1), unless the client's key ($2, $3) already has its order: a replay takes none. */
+const LOCK_SQL = `SELECT pg_advisory_xact_lock($1::bigint)
+  WHERE NOT EXISTS (SELECT 1 FROM orders WHERE client_id = $2::uuid AND idempotency_key = $3::text)`;
 
 /** Inlines `$n` parameters as quoted literals (pg's escapeLiteral; null → NULL) for a simple query. */
 function inlineParams(sql: string, params: readonly unknown[]): string {
@@ -222,21 +229,20 @@ export class OrderRepository {
     try {
       // One round trip: a multi-statement simple query runs as one transaction, each statement with its own
       // snapshot, so the second one sees every order committed before the lock was granted. Simple queries take
-      // no parameters: every value is inlined as a quoted literal (pg's escapeLiteral); the lock key is a number.
+      // no parameters: every value is inlined as a quoted literal (pg's escapeLiteral).
       // A replay (the key already has its order) takes no lock: it is answered by the second statement alone.
-      const key = inlineParams(`client_id = $1 AND idempotency_key = $2`, [
-        input.clientId,
-        input.idempotencyKey,
-      ]);
-      // The insert is a prepared statement of this connection (parsed and planned once, not on every order),
-      // run with EXECUTE in the same simple query as the lock.
+      // Both statements are prepared on this connection (parsed and planned once, not on every order) and run
+      // with EXECUTE in that one query.
       if (!PREPARED.has(client)) {
-        await client.query(`PREPARE orders_create AS ${CREATE_SQL}`);
+        await client.query(`PREPARE orders_lock AS ${LOCK_SQL}; PREPARE orders_create AS ${CREATE_SQL}`);
         PREPARED.add(client);
       }
       const sending = client.query(
-        `SELECT pg_advisory_xact_lock(${buyerLockKey(input.clientId, input.buyerSubject)})
-           WHERE NOT EXISTS (SELECT 1 FROM orders WHERE ${key});
+        `${inlineParams('EXECUTE orders_lock($1, $2, $3)', [
+          buyerLockKey(input.clientId, input.buyerSubject).toString(),
+          input.clientId,
+          input.idempotencyKey,
+        ])};
          ${inlineParams(
            'EXECUTE orders_create($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14)',
            [
