@@ -232,6 +232,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           if (measure) {
             service.push(Number(finalMs) - t0);
             toCreated.push(Number(createdMs) - t0);
+            if (answeredMs === null) throw new Error('bench order final without a recorded first answer');
             headService.push(Number(answeredMs) - t0);
           }
           return;

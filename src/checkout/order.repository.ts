@@ -32,6 +32,7 @@ export interface BuyerLimits {
 export type CreateResult =
   | { kind: 'inserted'; order: OrderEntity }
   | { kind: 'existing'; order: OrderEntity }
+  // The counts stop at their limit: at or over it, each reads as the limit.
   | { kind: 'open_limit'; open: number }
   | { kind: 'event_limit'; count: number };
 
@@ -126,8 +127,8 @@ function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
   return value;
 }
 
-/** The pooled connections on which `orders_lock` (LOCK_SQL) and `orders_create` (CREATE_SQL) are prepared. */
-const PREPARED = new WeakSet<object>();
+/** Per pooled connection, which of `orders_lock` (LOCK_SQL) and `orders_create` (CREATE_SQL) it has prepared. */
+const PREPARED = new WeakMap<object, Set<string>>();
 const FINAL = `('confirmed', 'landed_with_error', 'rejected', 'failed')`;
 
 /** The advisory-lock key of a (client, buyer): the first 8 bytes of a SHA-256, as a signed 64-bit integer. */
@@ -140,9 +141,10 @@ const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs
 /**
  * The order insert (after the buyer's lock): the existing order of the key, else the buyer's limit counts, else
  * the new order with its `created` audit row. One row: the order (inserted or existing) and the counts. Each
- * count reads only the rows it counts, through its own index: the buyer's open orders (orders_buyer_open_idx)
- * and the buyer's orders of the event (orders_buyer_idx), never the buyer's whole history; and each stops at its
- * limit ($13, $14), which is all the decision needs (a count at or over its limit reads as the limit).
+ * count reads through its own index: the buyer's open orders (orders_buyer_open_idx) and the buyer's orders of
+ * this event (orders_buyer_idx), never the buyer's orders of other events; and each stops at its limit ($13,
+ * $14), which is all the decision needs (a count at or over its limit reads as the limit).
+ * Exported for its integration test, which plans it as production does (prepared, generic plan).
  */
 export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_id = $1 AND idempotency_key = $2),
          counts AS (
@@ -233,9 +235,17 @@ export class OrderRepository {
       // A replay (the key already has its order) takes no lock: it is answered by the second statement alone.
       // Both statements are prepared on this connection (parsed and planned once, not on every order) and run
       // with EXECUTE in that one query.
-      if (!PREPARED.has(client)) {
-        await client.query(`PREPARE orders_lock AS ${LOCK_SQL}; PREPARE orders_create AS ${CREATE_SQL}`);
-        PREPARED.add(client);
+      // Each is prepared on its own and noted once it is: a PREPARE is not undone with a failed transaction, so
+      // two in one query could leave one prepared and unnoted, and every later attempt would fail on it.
+      let prepared = PREPARED.get(client);
+      if (!prepared) PREPARED.set(client, (prepared = new Set()));
+      for (const [name, sql] of [
+        ['orders_lock', LOCK_SQL],
+        ['orders_create', CREATE_SQL],
+      ] as const) {
+        if (prepared.has(name)) continue;
+        await client.query(`PREPARE ${name} AS ${sql}`);
+        prepared.add(name);
       }
       const sending = client.query(
         `${inlineParams('EXECUTE orders_lock($1, $2, $3)', [
