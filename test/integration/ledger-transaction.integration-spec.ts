@@ -1,38 +1,27 @@
 import { randomUUID } from 'node:crypto';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiClientEntity } from '../../src/auth/api-client.entity';
-import { buildDataSourceOptions } from '../../src/database/data-source';
 import { LedgerTransactionEntity } from '../../src/transactions/ledger-transaction.entity';
 import { LedgerTransactionRepository } from '../../src/transactions/ledger-transaction.repository';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { openRepositoryTestDatabase, type RepositoryTestDatabase } from '../support/test-database';
 
 describe(LedgerTransactionRepository.name, () => {
-  let adminUrl: string;
-  let databaseUrl: string;
+  let db: RepositoryTestDatabase;
   let dataSource: DataSource;
   let sut: LedgerTransactionRepository;
   let clientId: string;
 
   beforeAll(async () => {
-    adminUrl = inject('databaseAdminUrl');
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    dataSource = new DataSource({
-      ...buildDataSourceOptions({ url: databaseUrl, poolSize: 8 }),
+    db = await openRepositoryTestDatabase(inject('databaseAdminUrl'), {
+      scope: 'transactions:write',
+      poolSize: 8,
       entities: [ApiClientEntity, LedgerTransactionEntity],
     });
-    await dataSource.initialize();
-    const [row] = await dataSource.query<{ id: string }[]>(
-      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
-       VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), '{transactions:write}') RETURNING id`,
-    );
-    clientId = row.id;
+    ({ dataSource, clientId } = db);
     sut = new LedgerTransactionRepository(dataSource);
   });
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await dropDatabase(adminUrl, databaseUrl);
-  });
+  afterAll(() => db?.close());
 
   const insert = (key: string, fingerprint = 'a'.repeat(64)) =>
     sut.insertOrGet(

@@ -1,39 +1,24 @@
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { buildDataSourceOptions } from '../../src/database/data-source';
 import { CREATE_SQL, OrderRepository, type NewOrder } from '../../src/checkout/order.repository';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { openRepositoryTestDatabase, type RepositoryTestDatabase } from '../support/test-database';
 
 const LIMITS = { maxOpen: 2, maxPerEvent: 2, windowSeconds: 3600 };
 const EVENT = 7_000_001n;
 
 describe(OrderRepository.name, () => {
-  let adminUrl: string;
-  let databaseUrl: string;
+  let db: RepositoryTestDatabase;
   let dataSource: DataSource;
   let sut: OrderRepository;
   let clientId: string;
   let keys = 0;
 
   beforeAll(async () => {
-    adminUrl = inject('databaseAdminUrl');
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    dataSource = new DataSource({
-      ...buildDataSourceOptions({ url: databaseUrl, poolSize: 4 }),
-      entities: [],
-    });
-    await dataSource.initialize();
-    const [row] = await dataSource.query<{ id: string }[]>(
-      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
-       VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), '{orders:write}') RETURNING id`,
-    );
-    clientId = row.id;
+    db = await openRepositoryTestDatabase(inject('databaseAdminUrl'), { scope: 'orders:write' });
+    ({ dataSource, clientId } = db);
     sut = new OrderRepository(dataSource);
   });
-  afterAll(async () => {
-    await dataSource?.destroy();
-    await dropDatabase(adminUrl, databaseUrl);
-  });
+  afterAll(() => db?.close());
 
   const order = (buyer: string, eventId = EVENT, ticketId = 1n): NewOrder => ({
     clientId,

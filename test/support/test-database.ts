@@ -1,5 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { Client } from 'pg';
+import { DataSource, type DataSourceOptions } from 'typeorm';
+import { buildDataSourceOptions } from '../../src/database/data-source';
 
 export const TEMPLATE_DATABASE = 'bff_test_template';
 
@@ -58,4 +60,36 @@ export async function dropDatabase(adminUrl: string, url: string): Promise<void>
   await withAdminClient(adminUrl, (client) =>
     client.query(`DROP DATABASE IF EXISTS ${client.escapeIdentifier(name)} WITH (FORCE)`),
   );
+}
+
+/** A repository test's database: a fresh copy of the template, a data source on it and one API client. */
+export interface RepositoryTestDatabase {
+  dataSource: DataSource;
+  clientId: string;
+  close(): Promise<void>;
+}
+
+export async function openRepositoryTestDatabase(
+  adminUrl: string,
+  options: { scope: string; poolSize?: number; entities?: DataSourceOptions['entities'] },
+): Promise<RepositoryTestDatabase> {
+  const url = await createDatabaseFromTemplate(adminUrl);
+  const dataSource = new DataSource({
+    ...buildDataSourceOptions({ url, poolSize: options.poolSize ?? 4 }),
+    entities: options.entities ?? [],
+  });
+  await dataSource.initialize();
+  const [row] = await dataSource.query<{ id: string }[]>(
+    `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+     VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), ARRAY[$1]) RETURNING id`,
+    [options.scope],
+  );
+  return {
+    dataSource,
+    clientId: row.id,
+    close: async () => {
+      await dataSource.destroy();
+      await dropDatabase(adminUrl, url);
+    },
+  };
 }
