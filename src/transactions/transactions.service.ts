@@ -86,6 +86,14 @@ export interface SignAndSendOptions extends SendOptions {
   signAlongsideInsert?: boolean;
 }
 
+/** `sign`'s options; `signAndSend` is their one user. */
+export interface SignOptions {
+  /** Called with a fresh signature as soon as the upstream returns it, before it is recorded. */
+  onSigned?: (signed: SignedTransaction) => void;
+  /** As SignAndSendOptions.signAlongsideInsert. */
+  signAlongsideInsert?: boolean;
+}
+
 export interface SignOutcome {
   record: LedgerTransactionEntity;
   /** True when the key was already used with the same body: the stored transaction, nothing new signed. */
@@ -160,8 +168,7 @@ export class TransactionsService {
    */
   async sign(
     input: SignInput,
-    onSigned?: (signed: SignedTransaction) => void,
-    signAlongsideInsert = false,
+    { onSigned, signAlongsideInsert = false }: SignOptions = {},
   ): Promise<SignOutcome> {
     requireIdempotencyKey(input.idempotencyKey);
     if (input.subject.length < 1 || input.subject.length > 255)
@@ -237,9 +244,8 @@ export class TransactionsService {
       ...input,
       submitNextFollowUpMs: input.submitNextFollowUpMs ?? options.followUpMs ?? this.config.TX_LEASE_MS,
     };
-    const outcome = await this.sign(
-      signing,
-      (signed) => {
+    const outcome = await this.sign(signing, {
+      onSigned: (signed) => {
         options.onSigned?.();
         early.answer = this.upstream.submitTransaction(
           { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
@@ -248,8 +254,8 @@ export class TransactionsService {
         // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
         early.answer.catch(() => undefined);
       },
-      options.signAlongsideInsert,
-    );
+      signAlongsideInsert: options.signAlongsideInsert,
+    });
     const along = options.alongsideAnswer;
     const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
     try {
