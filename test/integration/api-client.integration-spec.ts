@@ -1,34 +1,24 @@
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { generateApiKey, hashApiKey } from '../../src/auth/api-key';
 import { ApiClientEntity } from '../../src/auth/api-client.entity';
 import { ApiClientRepository } from '../../src/auth/api-client.repository';
 import { ApiClientsService } from '../../src/auth/api-clients.service';
-import { buildDataSourceOptions } from '../../src/database/data-source';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { openTestDataSource, type TestDataSource } from '../support/test-database';
 
 const PEPPER = 'integration-test-pepper-0123456789abcdef';
 
 describe(ApiClientRepository.name, () => {
-  let adminUrl: string;
-  let databaseUrl: string;
+  let db: TestDataSource;
   let dataSource: DataSource;
   let sut: ApiClientsService;
   beforeAll(async () => {
-    adminUrl = inject('databaseAdminUrl');
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    dataSource = new DataSource({
-      ...buildDataSourceOptions({ url: databaseUrl, poolSize: 2 }),
-      entities: [ApiClientEntity],
-    });
-    await dataSource.initialize();
+    db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 2, entities: [ApiClientEntity] });
+    dataSource = db.dataSource;
     sut = new ApiClientsService(new ApiClientRepository(dataSource), PEPPER);
   });
-  afterAll(async () => {
-    await dataSource.destroy();
-    await dropDatabase(adminUrl, databaseUrl);
-  });
+  afterAll(() => db?.close());
 
   it('stores name, prefix, HMAC and scopes; the key itself is in no column', async () => {
     const { key, client } = await sut.issue('stored', ['catalog:read', 'orders:write']);

@@ -4,21 +4,21 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiClientEntity } from '../../src/auth/api-client.entity';
 import { LedgerTransactionEntity } from '../../src/transactions/ledger-transaction.entity';
 import { LedgerTransactionRepository } from '../../src/transactions/ledger-transaction.repository';
-import { openRepositoryTestDatabase, type RepositoryTestDatabase } from '../support/test-database';
+import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
 
 describe(LedgerTransactionRepository.name, () => {
-  let db: RepositoryTestDatabase;
+  let db: TestDataSource;
   let dataSource: DataSource;
   let sut: LedgerTransactionRepository;
   let clientId: string;
 
   beforeAll(async () => {
-    db = await openRepositoryTestDatabase(inject('databaseAdminUrl'), {
-      scope: 'transactions:write',
+    db = await openTestDataSource(inject('databaseAdminUrl'), {
       poolSize: 8,
       entities: [ApiClientEntity, LedgerTransactionEntity],
     });
-    ({ dataSource, clientId } = db);
+    dataSource = db.dataSource;
+    clientId = await insertTestClient(dataSource, 'transactions:write');
     sut = new LedgerTransactionRepository(dataSource);
   });
   afterAll(() => db?.close());

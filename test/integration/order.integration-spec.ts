@@ -1,21 +1,22 @@
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CREATE_SQL, OrderRepository, type NewOrder } from '../../src/checkout/order.repository';
-import { openRepositoryTestDatabase, type RepositoryTestDatabase } from '../support/test-database';
+import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
 
 const LIMITS = { maxOpen: 2, maxPerEvent: 2, windowSeconds: 3600 };
 const EVENT = 7_000_001n;
 
 describe(OrderRepository.name, () => {
-  let db: RepositoryTestDatabase;
+  let db: TestDataSource;
   let dataSource: DataSource;
   let sut: OrderRepository;
   let clientId: string;
   let keys = 0;
 
   beforeAll(async () => {
-    db = await openRepositoryTestDatabase(inject('databaseAdminUrl'), { scope: 'orders:write' });
-    ({ dataSource, clientId } = db);
+    db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 4 });
+    dataSource = db.dataSource;
+    clientId = await insertTestClient(dataSource, 'orders:write');
     sut = new OrderRepository(dataSource);
   });
   afterAll(() => db?.close());

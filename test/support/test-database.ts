@@ -62,34 +62,37 @@ export async function dropDatabase(adminUrl: string, url: string): Promise<void>
   );
 }
 
-/** A repository test's database: a fresh copy of the template, a data source on it and one API client. */
-export interface RepositoryTestDatabase {
+/** A test file's own database (a fresh copy of the template) and a data source on it; close() drops both. */
+export interface TestDataSource {
   dataSource: DataSource;
-  clientId: string;
   close(): Promise<void>;
 }
 
-export async function openRepositoryTestDatabase(
+export async function openTestDataSource(
   adminUrl: string,
-  options: { scope: string; poolSize?: number; entities?: DataSourceOptions['entities'] },
-): Promise<RepositoryTestDatabase> {
+  options: { poolSize?: number; entities?: DataSourceOptions['entities'] } = {},
+): Promise<TestDataSource> {
   const url = await createDatabaseFromTemplate(adminUrl);
   const dataSource = new DataSource({
-    ...buildDataSourceOptions({ url, poolSize: options.poolSize ?? 4 }),
+    ...buildDataSourceOptions({ url, poolSize: options.poolSize }),
     entities: options.entities ?? [],
   });
   await dataSource.initialize();
-  const [row] = await dataSource.query<{ id: string }[]>(
-    `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
-     VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), ARRAY[$1]) RETURNING id`,
-    [options.scope],
-  );
   return {
     dataSource,
-    clientId: row.id,
     close: async () => {
       await dataSource.destroy();
       await dropDatabase(adminUrl, url);
     },
   };
+}
+
+/** One API client row granted `scope`, for repository tests whose rows belong to a client; its id. */
+export async function insertTestClient(dataSource: DataSource, scope: string): Promise<string> {
+  const [row] = await dataSource.query<{ id: string }[]>(
+    `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+     VALUES ('t', 'trb_live_abcdefghij', decode(repeat('ab', 32), 'hex'), ARRAY[$1]) RETURNING id`,
+    [scope],
+  );
+  return row.id;
 }
