@@ -204,30 +204,22 @@ export function parseListingsText(text: string): Page<ActiveListing> {
  * docs/BENCHMARKS.md, upstream walk, Session 7.
  */
 class ListingItem implements ActiveListing {
-  eventId: bigint | null;
-  ticketId: bigint | null;
-  askPriceMinor: bigint;
-  raw: Json;
-  constructor(eventId: bigint | null, ticketId: bigint | null, askPriceMinor: bigint, raw: Json) {
-    this.eventId = eventId;
-    this.ticketId = ticketId;
-    this.askPriceMinor = askPriceMinor;
-    this.raw = raw;
-  }
+  constructor(
+    public eventId: bigint | null,
+    public ticketId: bigint | null,
+    public askPriceMinor: bigint,
+    public raw: Json,
+  ) {}
 }
 
 /** A decoded upcoming event: a class for the reason given at ListingItem. */
 class EventItem implements UpcomingEvent {
-  eventId: bigint | null;
-  name: string;
-  startAt: string;
-  raw: Json;
-  constructor(eventId: bigint | null, name: string, startAt: string, raw: Json) {
-    this.eventId = eventId;
-    this.name = name;
-    this.startAt = startAt;
-    this.raw = raw;
-  }
+  constructor(
+    public eventId: bigint | null,
+    public name: string,
+    public startAt: string,
+    public raw: Json,
+  ) {}
 }
 
 /** Whether a value other than a string may have lost an integer in JSON.parse (see safe-json). */
