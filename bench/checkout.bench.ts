@@ -1,5 +1,6 @@
 import { Client } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
+import { CheckoutConfig } from '../src/config/checkout.config';
 import { provisionDatabase } from './chaos/database';
 import { percentile } from './chaos/orders-client';
 import { ProcessGroup, sleep } from './chaos/processes';
@@ -50,8 +51,7 @@ async function upstream<T>(url: string, init: RequestInit = {}): Promise<T> {
 async function directPurchase(
   sandboxUrl: string,
   protocol: Record<string, string>,
-  buyer: string,
-  buyerAddress: string,
+  { subject: buyer, address: buyerAddress }: { subject: string; address: string },
   ticketId: string,
   phases: Record<string, number[]>,
 ): Promise<{ total: number; firstAnswer: number }> {
@@ -135,6 +135,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     });
     await sandbox.createEvent(EVENT_ID);
     const apiKey = generateApiKey();
+    const defaults = new CheckoutConfig();
     const replica = await ServiceReplica.create(
       'bench-replica',
       group,
@@ -149,6 +150,12 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           SYNC_ENABLED: 'false',
           SYNC_ON_STARTUP: 'false',
           CHECKOUT_TRACK_POLL_MS: String(POLL_MS),
+          // The per-buyer limits at their defaults (the replica env raises them for the chaos run's few
+          // buyers): every bench buyer buys one ticket.
+          CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER: String(defaults.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER),
+          CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT: String(
+            defaults.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+          ),
           // BENCH_CHECKOUT_CPU_PROF=<dir>: a V8 CPU profile of the replica, written when it stops.
           ...(process.env.BENCH_CHECKOUT_CPU_PROF
             ? { BENCH_CPU_PROF_DIR: process.env.BENCH_CHECKOUT_CPU_PROF }
@@ -159,11 +166,14 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     await replica.start();
     await db.connect();
     const protocol = await upstream<Record<string, string>>(`${sandbox.url}/indexer/protocol-config`);
-    const buyer = 'bench-buyer';
-    const buyerAddress = await sandbox.userAddress(buyer);
     const total = orders * 2 + 10;
-    for (let t = 1; t <= total; t++)
+    // One buyer per ticket, each buying once, as real buyers do under the default per-buyer limits.
+    const buyers: { subject: string; address: string }[] = [];
+    for (let t = 1; t <= total; t++) {
       await sandbox.seedListing(EVENT_ID, BigInt(t), `bench-seller-${t % 7}`, 1_000_000n + BigInt(t));
+      const subject = `bench-buyer-${t}`;
+      buyers[t] = { subject, address: await sandbox.userAddress(subject) };
+    }
 
     const service: number[] = [];
     const direct: number[] = [];
@@ -187,8 +197,8 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           'content-type': 'application/json',
         },
         body: JSON.stringify({
-          buyer_subject: buyer,
-          buyer_address: buyerAddress,
+          buyer_subject: buyers[ticket].subject,
+          buyer_address: buyers[ticket].address,
           event_id: EVENT_ID.toString(),
           ticket_id: String(ticket),
           expected_price_minor: String(1_000_000 + ticket),
@@ -245,12 +255,12 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     for (let i = 0; i < 5; i++) {
       await placeOrder(false);
       ticket++;
-      await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), {});
+      await directPurchase(sandbox.url, protocol, buyers[ticket], String(ticket), {});
     }
     for (let i = 0; i < orders; i++) {
       await placeOrder(true);
       ticket++;
-      const d = await directPurchase(sandbox.url, protocol, buyer, buyerAddress, String(ticket), phases);
+      const d = await directPurchase(sandbox.url, protocol, buyers[ticket], String(ticket), phases);
       direct.push(d.total);
       overhead.push(service[service.length - 1] - d.total);
       headDirect.push(d.firstAnswer);
