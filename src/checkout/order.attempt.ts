@@ -1,0 +1,309 @@
+import { AppError } from '../common/app-error';
+import type { CheckoutConfig } from '../config/checkout.config';
+import type { TransactionsService } from '../transactions/transactions.service';
+import {
+  CHECKOUT_ON_FINAL,
+  transactionKey,
+  upstreamKeyOf,
+  type DriveContext,
+  type StepResult,
+  type TxRecord,
+} from './checkout.context';
+import { batchFromWire, type CheckoutIntegrator, type Revalidation } from './checkout.integrator';
+import { crashPoint } from './crash-points';
+import { describeError, type OrderCommitter } from './order.committer';
+import type { OrderEntity } from './order.entity';
+import type { AuditStep, OrderPatch } from './order.repository';
+import type { OrderTracker } from './order.tracker';
+
+/**
+ * One attempt of an order up to its first submission: the live revalidation, the signing of `accept_offer_v2`
+ * through the buyer's wallet with the attempt's derived key, and the first send of the signed bytes (the
+ * recovery points `revalidate`, `sign` and `submit`).
+ */
+export class OrderAttempt {
+  constructor(
+    private readonly commits: OrderCommitter,
+    private readonly tracker: OrderTracker,
+    private readonly transactions: TransactionsService,
+    private readonly integrator: CheckoutIntegrator,
+    private readonly config: CheckoutConfig,
+  ) {}
+
+  async revalidate(order: OrderEntity, ctx: DriveContext): StepResult {
+    crashPoint('before_revalidate');
+    // The read started with the POST serves attempt 1's first revalidation only; any later one reads anew.
+    const prefetched = order.attempt === 1 ? ctx.revalidation : undefined;
+    ctx.revalidation = undefined;
+    let outcome: Revalidation;
+    try {
+      if (prefetched) {
+        const settled = await prefetched;
+        if ('error' in settled) throw settled.error;
+        outcome = settled.value;
+      } else
+        outcome =
+          (await this.resumedAttempt(order)) ??
+          (await this.integrator.revalidate({
+            eventId: order.eventId,
+            ticketId: order.ticketId,
+            expectedPriceMinor: order.expectedPriceMinor,
+            buyerAddress: order.buyerAddress,
+            requestId: order.requestId,
+          }));
+    } catch (error) {
+      const age = Date.now() - order.attemptStartedAt.getTime();
+      if (age > this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS)
+        return this.commits.finish(
+          order,
+          'failed',
+          'UPSTREAM_UNAVAILABLE',
+          `The listing could not be checked: ${describeError(error)}`,
+        );
+      return this.commits.retryLater(order, error);
+    }
+    crashPoint('after_revalidate');
+    if (outcome.kind === 'gone')
+      return this.commits.finish(order, 'rejected', 'LISTING_GONE', 'The listing is no longer active');
+    if (outcome.kind === 'restricted')
+      return this.commits.finish(
+        order,
+        'rejected',
+        'LISTING_RESTRICTED',
+        'The listing is reserved for another buyer',
+      );
+    if (outcome.kind === 'price_changed')
+      return this.commits.finish(
+        order,
+        'rejected',
+        'PRICE_CHANGED',
+        `The price changed from ${order.expectedPriceMinor} to ${outcome.currentPriceMinor} (minor units)`,
+        { currentPriceMinor: outcome.currentPriceMinor },
+      );
+    return this.signAndSubmit(
+      order,
+      {
+        state: 'signing',
+        recoveryPoint: 'sign',
+        batch: outcome.batch,
+        stablecoinDecimals: outcome.decimals,
+        upstreamIdempotencyKey: upstreamKeyOf(this.transactions, order),
+      },
+      ctx,
+    );
+  }
+
+  /**
+   * The revalidation an interrupted attempt already made: when the ledger has this attempt's transaction (its
+   * record, with key and batch, is written before signing and may have landed while the order's commit did
+   * not), the attempt continues with that batch; a new live read could build a different batch for the same
+   * key. Null when the attempt never reached the ledger.
+   */
+  private async resumedAttempt(order: OrderEntity): Promise<Revalidation | null> {
+    const record = await this.transactions.findByKey(order.clientId, transactionKey(order));
+    if (!record) return null;
+    const batch = (record.request as { platformInstructions?: Record<string, unknown> }).platformInstructions;
+    if (batch?.instruction !== 'accept_offer_v2')
+      throw new Error('the ledger transaction of this attempt is not a purchase');
+    const decimals = await this.integrator.decimals();
+    if (decimals === null) throw new Error('the protocol config is unavailable');
+    return { kind: 'ok', batch, decimals };
+  }
+
+  /**
+   * An attempt's signing and first submission right after its revalidation, with no order commit before them:
+   * the order's key was committed with the order, and the ledger commits its record of the attempt (key and
+   * batch) before its signing call, then sends the signed bytes at once. The order commits the revalidation,
+   * the signature and the first answer in one statement, alongside the ledger's record of that answer. A crash
+   * before it: recovery finds the attempt in the ledger (`resumedAttempt`) and goes on with the same key, the
+   * same batch and the same bytes.
+   */
+  private async signAndSubmit(order: OrderEntity, revalidated: OrderPatch, ctx: DriveContext): StepResult {
+    crashPoint('before_sign');
+    let committing: StepResult | null = null;
+    let result;
+    try {
+      result = await this.transactions.signAndSend(
+        this.signInput({
+          id: order.id,
+          clientId: order.clientId,
+          attempt: order.attempt,
+          buyerSubject: order.buyerSubject,
+          requestId: order.requestId,
+          batch: revalidated.batch ?? null,
+          upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
+        }),
+        {
+          requestId: order.requestId ?? undefined,
+          followUpMs: this.config.CHECKOUT_LEASE_MS,
+          // The key is the order's (committed with it): signing need not wait for the ledger's commit.
+          signAlongsideInsert: true,
+          onSigned: () => {
+            crashPoint('after_sign');
+            crashPoint('before_submit');
+          },
+          alongsideAnswer: (record, answer) => {
+            crashPoint('after_submit');
+            committing = this.commits.commit(
+              order,
+              ['revalidated', 'signing', 'signed', 'submitted'],
+              {
+                ...revalidated,
+                ...signedPatch(record),
+                state: 'submitted',
+                recoveryPoint: 'track',
+                upstreamStatus: answer.status,
+              },
+              null,
+              [REVALIDATED_STEP, { step: 'signing' }, SIGNED_STEP, { step: 'submitted' }],
+            );
+            return committing;
+          },
+        },
+      );
+    } catch (error) {
+      // Signing failed, or recording its signature did (the bytes may then have left: the `sign` step signs
+      // again with the same key and sends the same bytes). The revalidation is committed, then the error decides;
+      // a key that holds another request goes to `lookup` in the same commit.
+      const held = keyHoldsAnotherRequest(error);
+      const at = await this.commits.commit(
+        order,
+        ['revalidated', 'signing'],
+        held ? { ...revalidated, recoveryPoint: 'lookup' } : revalidated,
+        held ? describeError(error) : null,
+        [REVALIDATED_STEP, { step: 'signing' }],
+      );
+      if (!at || held) return at;
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.commits.finish(at, 'failed', 'SIGNING_REJECTED', error.message);
+      return this.commits.retryLater(at, error);
+    }
+    const { record, sent } = result;
+    ctx.record = record;
+    if (committing !== null) {
+      const committed = await (committing as StepResult);
+      if (!committed) return null;
+      // Answered and committed, then the ledger's record of the answer failed: tracked on from `track` later.
+      if ('error' in sent)
+        return this.tracker.onSendFailed(committed, sent.error, { recoveryPoint: 'lookup' });
+      ctx.record = sent.record;
+      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
+      return sent.record.finalAt ? this.tracker.onLedgerStatus(committed, sent.record) : committed;
+    }
+    // No answer recorded (refused, unknown, or a replayed signature sent without news): the signature first.
+    const signed = await this.commits.commit(
+      order,
+      ['revalidated', 'signing', 'signed'],
+      { ...revalidated, ...signedPatch(record), state: 'signed', recoveryPoint: 'submit' },
+      null,
+      [REVALIDATED_STEP, { step: 'signing' }, SIGNED_STEP],
+    );
+    return signed && this.tracker.afterSubmission(signed, sent, ctx);
+  }
+
+  /** The `sign` recovery point: deferred or interrupted signing, then the first submission. */
+  async sign(order: OrderEntity, ctx: DriveContext): StepResult {
+    let current: OrderEntity | null = order;
+    if (order.state !== 'signing') {
+      current = await this.commits.commit(order, 'signing', {
+        state: 'signing',
+        upstreamIdempotencyKey: upstreamKeyOf(this.transactions, order),
+      });
+      if (!current) return null;
+    }
+    crashPoint('before_sign');
+    const signing: OrderEntity = current;
+    let record: TxRecord;
+    try {
+      ({ record } = await this.transactions.sign(this.signInput(signing)));
+    } catch (error) {
+      if (keyHoldsAnotherRequest(error))
+        return this.commits.commit(signing, 'signing', { recoveryPoint: 'lookup' }, describeError(error));
+      // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
+      if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+        return this.commits.finish(signing, 'failed', 'SIGNING_REJECTED', error.message);
+      return this.commits.retryLater(signing, error);
+    }
+    crashPoint('after_sign');
+    ctx.record = record;
+    // The order's `signed` commit runs alongside the first submission. Safe: the order and its upstream key were
+    // committed before signing and the ledger holds the signed bytes (marked submitted in the statement that
+    // recorded them); if this process dies before the commit lands, recovery signs again with the same key
+    // (the upstream returns the same transaction) and re-sends the same bytes.
+    const [committed, sent] = await Promise.all([
+      this.commits.commit(signing, 'signed', {
+        ...signedPatch(record),
+        state: 'signed',
+        recoveryPoint: 'submit',
+      }),
+      this.tracker.send(signing, record),
+    ]);
+    return committed && this.tracker.afterSubmission(committed, sent, ctx);
+  }
+
+  /** The `submit` recovery point: the stored bytes sent (signed again with the same key if the ledger lags). */
+  async submit(order: OrderEntity, ctx: DriveContext): StepResult {
+    let stored = ctx.record ?? (await this.tracker.ledgerRecord(order));
+    if (stored.phase === 'signing') {
+      // The order's `signed` commit landed, the ledger's did not (a crash between them): sign again with the
+      // same key, which returns the same transaction.
+      try {
+        ({ record: stored } = await this.transactions.sign(this.signInput(order)));
+      } catch (error) {
+        return this.commits.retryLater(order, error);
+      }
+    }
+    return this.tracker.afterSubmission(order, await this.tracker.send(order, stored), ctx);
+  }
+
+  /** The signing request of the order's current attempt (the same on every retry: same key, same batch). */
+  private signInput(
+    order: Pick<
+      OrderEntity,
+      'id' | 'clientId' | 'attempt' | 'batch' | 'upstreamIdempotencyKey' | 'buyerSubject' | 'requestId'
+    >,
+  ): Parameters<TransactionsService['sign']>[0] {
+    if (!order.batch) throw new Error('order in signing without a batch');
+    return {
+      clientId: order.clientId,
+      idempotencyKey: transactionKey(order),
+      upstreamIdempotencyKey: order.upstreamIdempotencyKey ?? upstreamKeyOf(this.transactions, order),
+      kind: 'user',
+      subject: order.buyerSubject,
+      batch: batchFromWire(order.batch),
+      requestId: order.requestId ?? undefined,
+      onFinal: CHECKOUT_ON_FINAL,
+      // Submitted right after: the ledger marks the submission in the statement recording the signature.
+      submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
+    };
+  }
+}
+
+/** Audit rows of a combined commit: the state and recovery point each step stood for. */
+const REVALIDATED_STEP: AuditStep = { step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' };
+const SIGNED_STEP: AuditStep = { step: 'signed', state: 'signed', recoveryPoint: 'submit' };
+
+/** The order's record of its signed transaction. */
+function signedPatch(record: TxRecord): OrderPatch {
+  return {
+    transactionRecordId: record.id,
+    custodialTransactionId: record.custodialTransactionId,
+    // The ledger's id of a transaction is its first signature, the fee payer's.
+    transactionSignature: record.feePayerSignature,
+  };
+}
+
+/**
+ * The upstream refused signing with 409: this attempt's key already holds another request. Possible after a
+ * crash between the signing call and the ledger's record of it (the call leaves alongside the record's insert)
+ * when the listing changed before the attempt was resumed, so its new live read built another batch. Not a
+ * failure of the purchase: what decides is whatever that key signed, so the attempt goes to `lookup` (the
+ * purchase status by key: confirmed, landed with error, or expired → attempt n+1 with a new key).
+ */
+function keyHoldsAnotherRequest(error: unknown): boolean {
+  return (
+    error instanceof AppError &&
+    error.code === 'UPSTREAM_REJECTED' &&
+    (error.details as { upstreamStatus?: unknown } | undefined)?.upstreamStatus === 409
+  );
+}

@@ -1,0 +1,130 @@
+import type { Logger } from '@nestjs/common';
+import { AppError } from '../common/app-error';
+import type { CheckoutConfig } from '../config/checkout.config';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { StepResult } from './checkout.context';
+import type { OrderFailureCode } from './checkout.errors';
+import type { CheckoutMetrics } from './checkout.metrics';
+import { crashPoint, type CrashPointName } from './crash-points';
+import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
+import type { AuditStep, OrderPatch, OrderRepository } from './order.repository';
+
+/** Names of the commits a step makes: each has its crash points `before_commit_<name>` / `after_commit_<name>`. */
+export type CommitName =
+  'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
+
+/**
+ * How every step of a drive ends: a commit fenced by this replica's lease (state and attempt as the step found
+ * them), a final state, or the order handed back with a backoff. One log line per committed step.
+ */
+export class OrderCommitter {
+  constructor(
+    private readonly repo: OrderRepository,
+    private readonly instanceId: string,
+    private readonly config: CheckoutConfig,
+    private readonly metrics: CheckoutMetrics,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Commits a final state: `confirmed` goes on to the mirror refresh, every other one is done. */
+  finish(
+    order: OrderEntity,
+    state: OrderState,
+    code: OrderFailureCode | null,
+    reason: string | null,
+    extra: OrderPatch = {},
+  ): StepResult {
+    return this.commit(order, 'final', {
+      ...extra,
+      state,
+      recoveryPoint: state === 'confirmed' ? 'refresh' : 'done',
+      failureCode: code,
+      failureReason: reason,
+    });
+  }
+
+  /**
+   * Commits a step (crash points around it; several steps may share one commit), logs one line per step and
+   * observes final states.
+   */
+  async commit(
+    order: OrderEntity,
+    name: CommitName | CommitName[],
+    patch: OrderPatch,
+    detail: string | null = null,
+    steps: AuditStep[] | string = patch.state ?? (Array.isArray(name) ? name[0] : name),
+  ): StepResult {
+    const names = Array.isArray(name) ? name : [name];
+    const audit = typeof steps === 'string' ? [{ step: steps }] : steps;
+    for (const n of names) crashPoint(`before_commit_${n}` as CrashPointName);
+    const committed = await this.repo.commit(
+      order.id,
+      this.instanceId,
+      { state: order.state, attempt: order.attempt },
+      patch,
+      { steps: audit, detail, requestId: order.requestId },
+      this.config.CHECKOUT_LEASE_MS,
+    );
+    for (const n of names) crashPoint(`after_commit_${n}` as CrashPointName);
+    if (!committed) {
+      this.logger.warn(
+        { orderId: order.id, requestId: order.requestId, step: audit.map((a) => a.step).join('+') },
+        'checkout step fenced out (lease lost)',
+      );
+      return null;
+    }
+    for (const a of audit)
+      this.logger.log(
+        {
+          orderId: committed.id,
+          requestId: committed.requestId,
+          step: a.step,
+          state: a.state ?? committed.state,
+          attempt: committed.attempt,
+          recoveryPoint: a.recoveryPoint ?? committed.recoveryPoint,
+          ...(committed.failureCode ? { failureCode: committed.failureCode } : {}),
+        },
+        'checkout step',
+      );
+    if (!FINAL_ORDER_STATES.includes(order.state) && FINAL_ORDER_STATES.includes(committed.state))
+      this.metrics.observeFinal(committed);
+    return committed;
+  }
+
+  /** Hands the order back with a backoff (Retry-After honoured); the same step runs again later. */
+  async retryLater(order: OrderEntity, error: unknown): Promise<null> {
+    const message = describeError(error);
+    this.logger.log(
+      { orderId: order.id, requestId: order.requestId, step: order.recoveryPoint, error: message },
+      'checkout step deferred',
+    );
+    await this.repo.release(order.id, this.instanceId, this.backoff(order, error), message);
+    return null;
+  }
+
+  /** Hands the order back, due again in `delayMs` (the worker of any replica continues it). */
+  handBack(order: OrderEntity, delayMs: number): Promise<null> {
+    return this.repo.release(order.id, this.instanceId, delayMs, null).then(() => null);
+  }
+
+  /** The delay before a failed step runs again: exponential in the order's failures, Retry-After honoured. */
+  backoff(order: OrderEntity, error?: unknown): number {
+    const { CHECKOUT_RETRY_BASE_DELAY_MS: base, CHECKOUT_RETRY_MAX_DELAY_MS: max } = this.config;
+    const delay = Math.min(max, base * 2 ** Math.min(20, order.stepFailures));
+    const asked =
+      error instanceof UpstreamError
+        ? (error.retryAfterMs ?? 0)
+        : error instanceof AppError
+          ? (error.retryAfterSeconds ?? 0) * 1000
+          : 0;
+    return Math.max(delay, Math.min(asked, max * 4));
+  }
+}
+
+/** An error as one line for the order's failure reason and the logs (code, status, message; never a stack). */
+export function describeError(error: unknown): string {
+  if (error instanceof UpstreamError)
+    return `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.message}`;
+  if (error instanceof AppError) return `${error.code}: ${error.message}`;
+  return error instanceof Error ? error.message : 'unknown error';
+}

@@ -1,0 +1,176 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AppError } from '../common/app-error';
+import type { CheckoutConfig } from '../config/checkout.config';
+import type { TransactionsService } from '../transactions/transactions.service';
+import type { DriveContext, Sent, StepResult, TxRecord } from './checkout.context';
+import { crashPoint } from './crash-points';
+import type { OrderCommitter } from './order.committer';
+import type { OrderEntity } from './order.entity';
+import type { OrderPatch } from './order.repository';
+
+/** Status polls one drive makes before handing the order back (a safety bound; time bounds it first). */
+const MAX_POLLS_PER_DRIVE = 100_000;
+
+/**
+ * An order's submissions and its tracking to a final status: sends the signed bytes through the ledger (safe to
+ * repeat), polls in process at the client's cadence, and turns the ledger's final status into the order's.
+ */
+export class OrderTracker {
+  /** Orders being polled in process right now (capped by CHECKOUT_WORKER_BATCH). */
+  private tracking = 0;
+
+  constructor(
+    private readonly commits: OrderCommitter,
+    private readonly transactions: TransactionsService,
+    private readonly config: CheckoutConfig,
+    private readonly stopping: AbortSignal,
+  ) {}
+
+  /**
+   * Sends the signed bytes through the ledger (safe to repeat), crash points around it; the ledger's record after
+   * it, or the error (never throws it: the caller decides with `onSendFailed`, passing its own refusal patch).
+   * `alongsideFinal` runs the order's final commit alongside the ledger's record of a final answer.
+   */
+  async send(
+    order: OrderEntity,
+    stored: TxRecord,
+    alongsideFinal?: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => Promise<unknown>,
+  ): Promise<Sent> {
+    crashPoint('before_submit');
+    let answered = false;
+    const afterSubmit = (): void => {
+      if (answered) return;
+      answered = true;
+      crashPoint('after_submit');
+    };
+    try {
+      const { record, answeredAt } = await this.transactions.send(stored, {
+        requestId: order.requestId ?? undefined,
+        followUpMs: this.config.CHECKOUT_LEASE_MS,
+        ...(alongsideFinal && {
+          alongsideFinal: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => {
+            afterSubmit();
+            return alongsideFinal(answer);
+          },
+        }),
+      });
+      afterSubmit();
+      return { record, answeredAt };
+    } catch (error) {
+      return { error };
+    }
+  }
+
+  /**
+   * A failed send: refused (4xx) → these bytes will never land, the purchase status decides (`lookup`, committed
+   * with the caller's `onRefused`); anything else → the same bytes again later.
+   */
+  onSendFailed(order: OrderEntity, error: unknown, onRefused: OrderPatch): StepResult {
+    if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
+      return this.commits.commit(order, 'submitted', onRefused, error.message);
+    return this.commits.retryLater(order, error);
+  }
+
+  /** Commits the first submission's outcome on the order (at `signed`): tracked on, or looked up if refused. */
+  async afterSubmission(order: OrderEntity, sent: Sent, ctx: DriveContext): StepResult {
+    if ('error' in sent)
+      return this.onSendFailed(order, sent.error, { state: 'submitted', recoveryPoint: 'lookup' });
+    const { record, answeredAt } = sent;
+    ctx.record = record;
+    // The next look is one poll after the answer arrived (as any client polling), not after its records.
+    ctx.nextPollAt = (answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
+    const committed = await this.commits.commit(order, 'submitted', {
+      state: 'submitted',
+      recoveryPoint: 'track',
+      upstreamStatus: record.status,
+    });
+    return committed && (record.finalAt ? this.onLedgerStatus(committed, record) : committed);
+  }
+
+  /**
+   * Polls the status in process: re-sends the same bytes (safe) every CHECKOUT_TRACK_POLL_MS after the previous
+   * answer and finalizes as soon as the upstream says final. Bounded by half a lease (the last commit renewed
+   * it): then the order is handed back, due at once, for the worker of any replica to continue.
+   */
+  async track(order: OrderEntity, ctx: DriveContext): StepResult {
+    const record = ctx.record ?? (await this.ledgerRecord(order));
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    const handBackAt = Date.now() + Math.max(poll, this.config.CHECKOUT_LEASE_MS / 2);
+    // At most CHECKOUT_WORKER_BATCH orders are polled in process per replica (bounded load under a burst);
+    // beyond that an order is polled once per claim and handed back to the worker, due again after a poll.
+    const slot = this.tracking < this.config.CHECKOUT_WORKER_BATCH;
+    if (slot) this.tracking++;
+    try {
+      return await this.pollLedger(order, ctx, record, handBackAt, slot ? MAX_POLLS_PER_DRIVE : 1);
+    } finally {
+      if (slot) this.tracking--;
+    }
+  }
+
+  private async pollLedger(
+    order: OrderEntity,
+    ctx: DriveContext,
+    start: TxRecord,
+    handBackAt: number,
+    maxPolls: number,
+  ): StepResult {
+    let record = start;
+    const poll = this.config.CHECKOUT_TRACK_POLL_MS;
+    for (let polls = 0; polls < maxPolls; polls++) {
+      if (record.finalAt) return this.onLedgerStatus(order, record);
+      const wait = Math.max(0, ctx.nextPollAt - Date.now());
+      if (Date.now() + wait >= handBackAt || this.stopping.aborted) break;
+      if (wait > 0) await sleep(wait, undefined, { signal: this.stopping }).catch(() => undefined);
+      if (this.stopping.aborted) break;
+      // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
+      let finished: StepResult | null = null;
+      const sent = await this.send(order, record, (answer) => {
+        finished = this.onLedgerStatus(order, answer);
+        return finished;
+      });
+      if ('error' in sent) {
+        if (finished) await (finished as StepResult).catch(() => undefined);
+        return this.onSendFailed(order, sent.error, { recoveryPoint: 'lookup' });
+      }
+      if (finished) return finished;
+      record = sent.record;
+      ctx.record = record;
+      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + poll;
+    }
+    if (record.finalAt) return this.onLedgerStatus(order, record);
+    return this.commits.handBack(order, maxPolls === 1 ? poll : 0);
+  }
+
+  /** The order's ledger transaction, read back (a drive that did not carry it from an earlier step). */
+  async ledgerRecord(order: OrderEntity): Promise<TxRecord> {
+    const [stored] = await this.transactions.findByIds(
+      order.transactionRecordId ? [order.transactionRecordId] : [],
+    );
+    if (!stored) throw new Error('order without its ledger transaction');
+    return stored;
+  }
+
+  /** A final submission status: only `confirmed` completes an order. */
+  onLedgerStatus(order: OrderEntity, record: Pick<TxRecord, 'status' | 'failureReason'>): StepResult {
+    const status = record.status;
+    if (status === 'confirmed')
+      return this.commits.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
+    if (status === 'landed_with_error')
+      return this.commits.finish(
+        order,
+        'landed_with_error',
+        'LANDED_WITH_ERROR',
+        record.failureReason ?? 'landed with error',
+        {
+          upstreamStatus: 'landed_with_error',
+        },
+      );
+    if (status === 'expired')
+      return this.commits.commit(order, 'expired', {
+        state: 'expired',
+        recoveryPoint: 'lookup',
+        upstreamStatus: 'expired',
+      });
+    return this.commits.handBack(order, this.config.CHECKOUT_TRACK_POLL_MS);
+  }
+}
