@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { CheckoutDriver } from '../../src/checkout/checkout.driver';
-import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
+import { batchFromWire } from '../../src/checkout/checkout.integrator';
 import { CheckoutWorker } from '../../src/checkout/checkout.scheduler';
 import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
@@ -11,6 +11,7 @@ import {
   CHECKOUT_TEST_ENV,
   getOrder,
   market,
+  revalidatedMarket,
   ownerOf,
   type OrderBody,
   untilOwnedBy,
@@ -91,11 +92,7 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
    * signing request of that attempt as the driver makes it.
    */
   async function revalidatedAttempt(label: string) {
-    const { listing, buyer } = market(t.sandbox, label);
-    const check = await t.app
-      .get(CheckoutIntegrator)
-      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
-    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const { listing, buyer, batch } = await revalidatedMarket(t.app, t.sandbox, label);
     const id = randomUUID();
     const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
     const signInput: SignInput = {
@@ -104,9 +101,9 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
       upstreamIdempotencyKey: key,
       kind: 'user',
       subject: buyer.subject,
-      batch: batchFromWire(check.batch),
+      batch: batchFromWire(batch),
     };
-    return { listing, buyer, batch: check.batch, id, key, signInput };
+    return { listing, buyer, batch, id, key, signInput };
   }
 
   /** Confirmed on attempt 1 with that transaction, and nothing signed upstream since `signedBefore`. */

@@ -2,11 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { batchFromWire, CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
+import { batchFromWire } from '../../src/checkout/checkout.integrator';
 import { AppError } from '../../src/common/app-error';
 import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
-import { CHECKOUT_TEST_ENV, market, untilOwnedBy } from '../support/checkout-helpers';
+import { CHECKOUT_TEST_ENV, revalidatedMarket, untilOwnedBy } from '../support/checkout-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
 
@@ -40,11 +40,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     listing: { eventId: bigint; ticketId: bigint };
     buyerAddress: string;
   }> {
-    const { listing, buyer } = market(t.sandbox, `sas-${++n}`);
-    const check = await t.app
-      .get(CheckoutIntegrator)
-      .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
-    if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+    const { listing, buyer, batch } = await revalidatedMarket(t.app, t.sandbox, `sas-${++n}`);
     return {
       listing,
       buyerAddress: buyer.address,
@@ -53,7 +49,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
         idempotencyKey: `sas:${randomUUID()}`,
         kind: 'user',
         subject: buyer.subject,
-        batch: batchFromWire(check.batch),
+        batch: batchFromWire(batch),
       },
     };
   }

@@ -1,6 +1,7 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
 import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
+import { CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { bearer } from './auth-helpers';
 import { fundedBuyer, seedListing, type SeededListing, type Wallet } from './market';
@@ -62,6 +63,23 @@ export function market(
   const listing = seedListing(sandbox, { seller: `seller-co-${n}`, askPriceMinor });
   const buyer = fundedBuyer(sandbox, `buyer-co-${n}`, 0n);
   return { listing, buyer };
+}
+
+/**
+ * A listing of a fresh event, a funded buyer, and the listing's live revalidation as checkout makes it: the
+ * `accept_offer_v2` batch it would sign for that buyer.
+ */
+export async function revalidatedMarket(
+  app: NestFastifyApplication,
+  sandbox: SandboxHandle,
+  n: number | string,
+): Promise<{ listing: SeededListing; buyer: Wallet; batch: Record<string, unknown> }> {
+  const { listing, buyer } = market(sandbox, n);
+  const check = await app
+    .get(CheckoutIntegrator)
+    .revalidate({ ...listing, expectedPriceMinor: listing.askPriceMinor, buyerAddress: buyer.address });
+  if (check.kind !== 'ok') throw new Error(`revalidation: ${check.kind}`);
+  return { listing, buyer, batch: check.batch };
 }
 
 export function orderBody(
