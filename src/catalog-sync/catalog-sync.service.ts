@@ -24,15 +24,14 @@ import { pgPool } from '../database/data-source';
 import type { SyncResource } from './sync-pass.entity';
 import { startPass, type PassDeps, type PassPlan, type SyncLogger } from './sync-pass.runner';
 import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
-
-/** A pass as other modules and the operator API see it (no lease internals). */
-export type SyncPassSummary = Omit<SyncPassRecord, 'holder' | 'fencingToken'>;
-
-export interface ProtocolConfigView {
-  stablecoinDecimals: number;
-  stablecoinMint: string | null;
-  fetchedAt: Date;
-}
+import {
+  summary,
+  SyncStatus,
+  type ResourceStatus,
+  type SyncPassSummary,
+  type SyncReadiness,
+} from './sync-pass.status';
+import { ProtocolConfigCache, type ProtocolConfigView } from './protocol-config.cache';
 
 export interface StartedPass {
   resource: SyncResource;
@@ -40,27 +39,6 @@ export interface StartedPass {
   passId: string | null;
   /** true: a pass for this scope was already running (passId is that pass). */
   alreadyRunning: boolean;
-}
-
-export interface ResourceStatus {
-  resource: 'events' | 'listings';
-  lastCompleted: SyncPassSummary | null;
-  running: (SyncPassSummary & { itemsPerSecond: number })[];
-  /** Seconds since the last completed pass finished; null when none. */
-  lagSeconds: number | null;
-  recentFailures: SyncPassSummary[];
-}
-
-export interface SyncReadiness {
-  up: boolean;
-  details: Record<string, unknown>;
-}
-
-const FULL_RESOURCES = ['events', 'listings'] as const;
-
-function summary(record: SyncPassRecord): SyncPassSummary {
-  const { holder: _holder, fencingToken: _token, ...rest } = record;
-  return rest;
 }
 
 function nestSyncLogger(): SyncLogger {
@@ -83,16 +61,14 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   private readonly pool: Pool;
   private readonly passes: SyncPassRepository;
   private readonly generations: MirrorGenerationRepository;
-  private readonly protocolConfigs: ProtocolConfigRepository;
+  private readonly protocolConfigs: ProtocolConfigCache;
+  private readonly syncStatus: SyncStatus;
   private readonly deps: PassDeps;
   private readonly metrics: SyncMetrics;
   private readonly logger: SyncLogger = nestSyncLogger();
   private readonly running = new Map<string, { cancel: () => void; done: Promise<SyncPassRecord> }>();
   /** Starts between the shutdown check and the pass being registered in `running`. */
   private readonly starting = new Set<Promise<unknown>>();
-  private cachedConfig: StoredProtocolConfig | null = null;
-  private configFetch: Promise<StoredProtocolConfig | null> | null = null;
-  private readonly startedAt = Date.now();
   private shuttingDown = false;
 
   constructor(
@@ -104,8 +80,13 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     this.pool = pgPool(dataSource);
     this.passes = new SyncPassRepository(this.pool);
     this.generations = new MirrorGenerationRepository(this.pool);
-    this.protocolConfigs = new ProtocolConfigRepository(this.pool);
     this.metrics = new SyncMetrics(metricsService?.registry);
+    this.protocolConfigs = new ProtocolConfigCache(
+      upstream,
+      new ProtocolConfigRepository(this.pool),
+      this.logger,
+    );
+    this.syncStatus = new SyncStatus(this.passes, config, this.metrics);
     this.deps = {
       pool: this.pool,
       upstream,
@@ -238,91 +219,6 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     return this.generations.current();
   }
 
-  /** Operator view per resource: last completed pass, running passes with progress, lag, recent failures. */
-  async status(): Promise<ResourceStatus[]> {
-    await this.passes.failAbandoned().catch(() => undefined);
-    const now = Date.now();
-    return Promise.all(
-      FULL_RESOURCES.map(async (resource) => {
-        const [last, running, failures] = await Promise.all([
-          this.passes.lastCompleted(resource),
-          this.passes.running(resource),
-          this.passes.recentFailures(resource, 5),
-        ]);
-        return {
-          resource,
-          lastCompleted: last ? summary(last) : null,
-          running: running.map((r) => ({
-            ...summary(r),
-            itemsPerSecond: Math.round((r.items * 1000) / Math.max(1, now - r.startedAt.getTime())),
-          })),
-          lagSeconds: last?.finishedAt ? Math.max(0, (now - last.finishedAt.getTime()) / 1000) : null,
-          recentFailures: failures.map(summary),
-        };
-      }),
-    );
-  }
-
-  /**
-   * Readiness: with SYNC_ENABLED, after SYNC_READY_GRACE_MS from startup a completed pass must exist for each
-   * resource (down otherwise). A resource whose last complete pass is older than SYNC_STALE_AFTER_MS is
-   * reported `stale` (degraded, still up): browsing from a stale mirror beats no browsing.
-   */
-  async readiness(): Promise<SyncReadiness> {
-    if (!this.config.SYNC_ENABLED) return { up: true, details: { enabled: false } };
-    const now = Date.now();
-    const inGrace = now - this.startedAt < this.config.SYNC_READY_GRACE_MS;
-    const details: Record<string, unknown> = {};
-    let up = true;
-    const stale: string[] = [];
-    for (const resource of FULL_RESOURCES) {
-      const last = await this.passes.lastCompleted(resource);
-      if (!last?.finishedAt) {
-        details[resource] = { lastCompleted: null };
-        if (!inGrace) up = false;
-        continue;
-      }
-      const lagSeconds = Math.round((now - last.finishedAt.getTime()) / 1000);
-      const isStale = lagSeconds * 1000 > this.config.SYNC_STALE_AFTER_MS;
-      if (isStale) stale.push(resource);
-      details[resource] = { lastCompleted: last.finishedAt.toISOString(), lagSeconds, stale: isStale };
-    }
-    details.state = !up ? 'no complete pass' : stale.length > 0 ? 'degraded' : 'fresh';
-    if (inGrace) details.inStartupGrace = true;
-    return { up, details };
-  }
-
-  /** The cached protocol config (memory, else the database, else fetched now); null if never obtained. */
-  async protocolConfig(): Promise<ProtocolConfigView | null> {
-    if (!this.cachedConfig) this.cachedConfig = await this.protocolConfigs.load();
-    if (!this.cachedConfig) await this.refreshProtocolConfig().catch(() => undefined);
-    const c = this.cachedConfig;
-    return c
-      ? { stablecoinDecimals: c.stablecoinDecimals, stablecoinMint: c.stablecoinMint, fetchedAt: c.fetchedAt }
-      : null;
-  }
-
-  /** Fetches (validated by the client) and stores the protocol config; one fetch at a time. */
-  refreshProtocolConfig(): Promise<StoredProtocolConfig | null> {
-    this.configFetch ??= (async () => {
-      try {
-        const fetched = await this.upstream.getProtocolConfig();
-        this.cachedConfig = await this.protocolConfigs.save({
-          stablecoinDecimals: fetched.stablecoinDecimals,
-          stablecoinMint: fetched.stablecoinMint,
-          raw: JSON.parse(JSON.stringify(fetched.raw)) as Record<string, unknown>,
-        });
-        return this.cachedConfig;
-      } catch (error) {
-        this.logger.warn({ err: error }, 'protocol config refresh failed; keeping the cached one');
-        return this.cachedConfig;
-      } finally {
-        this.configFetch = null;
-      }
-    })();
-    return this.configFetch;
-  }
-
   /** Marks failed the passes of dead holders (expired leases); the scheduler calls it on every tick. */
   async reapAbandoned(): Promise<void> {
     const gone = await this.passes.failAbandoned();
@@ -332,10 +228,27 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     }
   }
 
-  private async refreshLag(): Promise<void> {
-    for (const resource of FULL_RESOURCES) {
-      const last = await this.passes.lastCompleted(resource);
-      if (last?.finishedAt) this.metrics.completedAt(resource, last.finishedAt);
-    }
+  /** Operator view per resource: last completed pass, running passes with progress, lag, recent failures. */
+  status(): Promise<ResourceStatus[]> {
+    return this.syncStatus.status();
+  }
+
+  /** Readiness of the mirror (docs/catalog-sync.md): a completed pass per resource, stale ones degraded. */
+  readiness(): Promise<SyncReadiness> {
+    return this.syncStatus.readiness();
+  }
+
+  /** The cached protocol config (memory, else the database, else fetched now); null if never obtained. */
+  protocolConfig(): Promise<ProtocolConfigView | null> {
+    return this.protocolConfigs.view();
+  }
+
+  /** Fetches (validated by the client) and stores the protocol config; one fetch at a time. */
+  refreshProtocolConfig(): Promise<StoredProtocolConfig | null> {
+    return this.protocolConfigs.refresh();
+  }
+
+  private refreshLag(): Promise<void> {
+    return this.syncStatus.refreshLag();
   }
 }

@@ -1,5 +1,6 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import type { ResourceStatus, StartedPass, SyncPassSummary } from '../catalog-sync.service';
+import type { StartedPass } from '../catalog-sync.service';
+import type { ResourceStatus, SyncPassSummary } from '../sync-pass.status';
 
 /** One sync pass. */
 export class SyncPassDto {
