@@ -1,0 +1,166 @@
+import fc from 'fast-check';
+import type { Logger } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { AppError } from '../common/app-error';
+import { CheckoutConfig } from '../config/checkout.config';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { CheckoutMetrics } from './checkout.metrics';
+import { describeError, OrderCommitter } from './order.committer';
+import type { OrderEntity, OrderState } from './order.entity';
+import type { OrderPatch, OrderRepository } from './order.repository';
+
+type Call = { method: string; args: unknown[] };
+
+/** A repository double: records calls; `commit` applies the patch to the order as found unless fenced out. */
+function setup(options: { fenced?: boolean } = {}) {
+  const calls: Call[] = [];
+  const observed: OrderEntity[] = [];
+  const logs: { level: string; obj: Record<string, unknown>; msg: string }[] = [];
+  const repo = {
+    commit: (...args: unknown[]) => {
+      calls.push({ method: 'commit', args });
+      const [, , expected, patch] = args as [string, string, Partial<OrderEntity>, OrderPatch];
+      return Promise.resolve(options.fenced ? null : Object.assign(order(expected), patch));
+    },
+    release: (...args: unknown[]) => {
+      calls.push({ method: 'release', args });
+      return Promise.resolve();
+    },
+  } as unknown as OrderRepository;
+  const metrics = { observeFinal: (o: OrderEntity) => observed.push(o) } as unknown as CheckoutMetrics;
+  const logger = {
+    log: (obj: Record<string, unknown>, msg: string) => logs.push({ level: 'log', obj, msg }),
+    warn: (obj: Record<string, unknown>, msg: string) => logs.push({ level: 'warn', obj, msg }),
+  } as unknown as Logger;
+  const config = Object.assign(new CheckoutConfig(), {
+    CHECKOUT_RETRY_BASE_DELAY_MS: 100,
+    CHECKOUT_RETRY_MAX_DELAY_MS: 1000,
+    CHECKOUT_LEASE_MS: 3000,
+  });
+  const sut = new OrderCommitter(repo, 'me', config, metrics, logger);
+  return { sut, calls, observed, logs };
+}
+
+function order(overrides: Partial<OrderEntity> = {}): OrderEntity {
+  return {
+    id: 'o-1',
+    state: 'submitted' as OrderState,
+    attempt: 1,
+    recoveryPoint: 'track',
+    stepFailures: 0,
+    requestId: 'r-1',
+    failureCode: null,
+    ...overrides,
+  } as OrderEntity;
+}
+
+const upstreamError = (retryAfterMs?: number): UpstreamError =>
+  new UpstreamError({
+    code: 'RATE_LIMITED',
+    operation: 'submitTransaction',
+    message: 'slow down',
+    status: 429,
+    attempts: 1,
+    retryAfterMs,
+  });
+
+describe(OrderCommitter.name, () => {
+  it('backs off exponentially in the order’s failures, capped at the maximum delay', () => {
+    const { sut } = setup();
+    expect([0, 1, 2, 3, 4, 50].map((n) => sut.backoff(order({ stepFailures: n })))).toEqual([
+      100, 200, 400, 800, 1000, 1000,
+    ]);
+  });
+
+  it('honours a longer Retry-After (upstream ms, or our own seconds), up to four times the maximum', () => {
+    const { sut } = setup();
+    expect(sut.backoff(order(), upstreamError(2500))).toBe(2500);
+    expect(sut.backoff(order(), upstreamError(60_000))).toBe(4000);
+    expect(sut.backoff(order(), upstreamError(10))).toBe(100);
+    expect(sut.backoff(order(), new AppError('DATABASE_BUSY', 'busy', undefined, 3))).toBe(3000);
+    expect(sut.backoff(order({ stepFailures: 3 }), new Error('plain'))).toBe(800);
+  });
+
+  it('never waits less after more failures, nor more than four times the maximum whatever is asked', () => {
+    const { sut } = setup();
+    fc.assert(
+      fc.property(fc.nat(40), fc.nat(40), fc.option(fc.nat(10_000_000)), (a, b, asked) => {
+        const error = upstreamError(asked ?? undefined);
+        const [fewer, more] = [Math.min(a, b), Math.max(a, b)];
+        expect(sut.backoff(order({ stepFailures: more }), error)).toBeGreaterThanOrEqual(
+          sut.backoff(order({ stepFailures: fewer }), error),
+        );
+        expect(sut.backoff(order({ stepFailures: more }), error)).toBeLessThanOrEqual(4000);
+      }),
+    );
+  });
+
+  it('commits fenced by lease owner, state and attempt, one log line per audit step', async () => {
+    const { sut, calls, logs } = setup();
+    const committed = await sut.commit(
+      order({ state: 'signing', attempt: 2 }),
+      ['signed', 'submitted'],
+      { state: 'submitted', recoveryPoint: 'track' },
+      null,
+      [{ step: 'signed', state: 'signed', recoveryPoint: 'submit' }, { step: 'submitted' }],
+    );
+    expect(committed?.state).toBe('submitted');
+    expect(calls).toHaveLength(1);
+    expect(calls[0].args.slice(0, 3)).toEqual(['o-1', 'me', { state: 'signing', attempt: 2 }]);
+    expect(calls[0].args[5]).toBe(3000);
+    expect(logs.map((l) => [l.msg, l.obj.step, l.obj.state, l.obj.recoveryPoint])).toEqual([
+      ['checkout step', 'signed', 'signed', 'submit'],
+      ['checkout step', 'submitted', 'submitted', 'track'],
+    ]);
+  });
+
+  it('a commit fenced out (lease lost) returns null, warns, and observes nothing', async () => {
+    const { sut, observed, logs } = setup({ fenced: true });
+    expect(await sut.finish(order(), 'confirmed', null, null)).toBeNull();
+    expect(observed).toEqual([]);
+    expect(logs.map((l) => [l.level, l.msg])).toEqual([['warn', 'checkout step fenced out (lease lost)']]);
+  });
+
+  it('finish: confirmed goes on to the mirror refresh, every other final state is done; observed once', async () => {
+    const { sut, calls, observed } = setup();
+    await sut.finish(order(), 'confirmed', null, null, { upstreamStatus: 'confirmed' });
+    await sut.finish(order(), 'rejected', 'LISTING_GONE', 'gone');
+    const patches = calls.map((c) => c.args[3] as OrderPatch);
+    expect(patches.map((p) => [p.state, p.recoveryPoint, p.failureCode])).toEqual([
+      ['confirmed', 'refresh', null],
+      ['rejected', 'done', 'LISTING_GONE'],
+    ]);
+    expect(observed.map((o) => o.state)).toEqual(['confirmed', 'rejected']);
+  });
+
+  it('a commit from a state already final is not observed again', async () => {
+    const { sut, observed } = setup();
+    await sut.commit(
+      order({ state: 'confirmed' }),
+      'final',
+      { recoveryPoint: 'done' },
+      null,
+      'mirror_refreshed',
+    );
+    expect(observed).toEqual([]);
+  });
+
+  it('retryLater hands the order back with the backoff and the error in one line', async () => {
+    const { sut, calls } = setup();
+    expect(await sut.retryLater(order({ stepFailures: 2 }), upstreamError())).toBeNull();
+    expect(calls).toEqual([
+      {
+        method: 'release',
+        args: ['o-1', 'me', 400, 'RATE_LIMITED 429: upstream submitTransaction: slow down'],
+      },
+    ]);
+  });
+});
+
+describe(describeError.name, () => {
+  it('says code, status and message, and nothing for a non-error', () => {
+    expect(describeError(new AppError('UPSTREAM_REJECTED', 'refused'))).toBe('UPSTREAM_REJECTED: refused');
+    expect(describeError(new Error('boom'))).toBe('boom');
+    expect(describeError('a string')).toBe('unknown error');
+  });
+});
