@@ -1,0 +1,177 @@
+import { requireIdempotencyKey } from '../common/idempotency-key';
+import { AppError } from '../common/app-error';
+import { validationFailed } from '../common/validation';
+import { DEVELOPMENT_IDEMPOTENCY_SECRET, type TransactionsConfig } from '../config/transactions.config';
+import type { UpstreamClient } from '../upstream/upstream.client';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { SignedTransaction } from '../upstream/upstream.types';
+import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
+import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
+import type { LedgerTransactionEntity, WalletKind } from './ledger-transaction.entity';
+import type { LedgerTransactionRepository } from './ledger-transaction.repository';
+import { delayFor } from './transactions.backoff';
+import {
+  isDefiniteRejection,
+  storedSignError,
+  TransactionErrors,
+  upstreamFailure,
+} from './transactions.errors';
+import type { SignInput, SignOptions, SignOutcome } from './transactions.types';
+
+/**
+ * TransactionsService's signing path: the idempotent `sign` (the record with the key committed before the
+ * upstream call) and the signing call itself, which the tracker (TransactionsTrackerWork) repeats for a
+ * signing whose outcome is unknown. Built by TransactionsService, which shares its repository and replica id.
+ */
+export class TransactionsSigner {
+  private readonly secret: string;
+
+  constructor(
+    private readonly repo: LedgerTransactionRepository,
+    private readonly upstream: UpstreamClient,
+    private readonly config: TransactionsConfig,
+    /** TransactionsService.instanceId: names this replica in leases and history rows. */
+    private readonly instanceId: string,
+  ) {
+    this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
+  }
+
+  /** The upstream idempotency key for a client's key (deterministic; 48 characters). */
+  upstreamKeyFor(clientId: string, idempotencyKey: string): string {
+    return deriveUpstreamKey(this.secret, clientId, idempotencyKey);
+  }
+
+  /**
+   * Signs through the upstream exactly once per (client, key): the record with the key and the request
+   * fingerprint is committed first; same key + same body → the stored transaction (`replayed`); different
+   * body → 422; in flight → 409 with Retry-After; an earlier call whose outcome is unknown is repeated with
+   * the same upstream key (so it returns the same transaction).
+   */
+  async sign(
+    input: SignInput,
+    { onSigned, signAlongsideInsert = false }: SignOptions = {},
+  ): Promise<SignOutcome> {
+    requireIdempotencyKey(input.idempotencyKey);
+    if (input.subject.length < 1 || input.subject.length > 255)
+      throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
+    const upstreamIdempotencyKey =
+      input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey);
+    const request = canonicalBatchJson(input.batch);
+    const fingerprint = requestFingerprint(input.kind, input.subject, input.batch);
+    // The early call sends the batch exactly as a later call would send it from the stored request.
+    const early = signAlongsideInsert
+      ? this.signUpstream(
+          input.kind,
+          input.subject,
+          JSON.parse(request) as unknown,
+          upstreamIdempotencyKey,
+          input.requestId,
+        )
+      : undefined;
+    // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
+    early?.catch(() => undefined);
+    const { inserted, record } = await this.repo.insertOrGet(
+      {
+        clientId: input.clientId,
+        idempotencyKey: input.idempotencyKey,
+        upstreamIdempotencyKey,
+        fingerprint,
+        kind: input.kind,
+        subject: input.subject,
+        instruction: input.batch.instruction,
+        request,
+        requestId: input.requestId ?? null,
+        onFinal: input.onFinal ?? null,
+        submitOnSign: input.submitOnSign ?? false,
+      },
+      this.instanceId,
+      this.config.TX_LEASE_MS,
+      this.config.TX_LEASE_MS,
+    );
+    if (inserted)
+      return {
+        record: await this.callSign(record, this.instanceId, input, onSigned, early),
+        replayed: false,
+      };
+    if (record.fingerprint !== fingerprint) throw TransactionErrors.keyReused();
+    if (record.phase === 'signed') return { record, replayed: true };
+    if (record.phase === 'sign_rejected' && record.signError)
+      throw TransactionErrors.replayedRejection(record.signError);
+    const claimed = await this.repo.claimSigning(record.id, this.instanceId, this.config.TX_LEASE_MS);
+    if (!claimed) {
+      const fresh = await this.repo.findById(record.id);
+      if (fresh?.phase === 'signed') return { record: fresh, replayed: true };
+      const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
+      throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
+    }
+    return { record: await this.callSign(claimed, this.instanceId, input, onSigned), replayed: false };
+  }
+
+  /** The upstream signing call for a stored request (the canonical batch, parsed): the same bytes every time. */
+  private signUpstream(
+    kind: WalletKind,
+    subject: string,
+    request: unknown,
+    upstreamIdempotencyKey: string,
+    requestId: string | undefined,
+  ): Promise<SignedTransaction> {
+    const parsed = parseInstructionBatch(request, Number.MAX_SAFE_INTEGER);
+    if (!parsed.ok) return Promise.reject(new AppError('INTERNAL', 'stored request no longer parses'));
+    const options = { requestId };
+    return kind === 'user'
+      ? this.upstream.signUserTransaction(subject, parsed.batch, upstreamIdempotencyKey, options)
+      : this.upstream.signIntegratorTransaction(subject, parsed.batch, upstreamIdempotencyKey, options);
+  }
+
+  /**
+   * Signs a record this replica holds (its lease) and records the outcome. `early`: the same call, already
+   * made alongside the record's insert (`signAlongsideInsert`); its answer is recorded as this call's.
+   * Called by `sign` and by the tracker (TransactionsTrackerWork.work).
+   */
+  async callSign(
+    record: LedgerTransactionEntity,
+    actor: string,
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
+    onSigned?: (signed: SignedTransaction) => void,
+    early?: Promise<SignedTransaction>,
+  ): Promise<LedgerTransactionEntity> {
+    try {
+      const signed = await (early ??
+        this.signUpstream(
+          record.kind,
+          record.subject,
+          record.request,
+          record.upstreamIdempotencyKey,
+          input.requestId,
+        ));
+      onSigned?.(signed);
+      const submit =
+        input.submitNextFollowUpMs === undefined
+          ? null
+          : {
+              giveUpAfterSignMs: this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+              trackerDelayMs: input.submitNextFollowUpMs,
+            };
+      const updated = await this.repo.recordSigned(
+        record.id,
+        actor,
+        signed,
+        signedTransactionDigest(signed.signedTransaction),
+        submit,
+      );
+      if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
+      return updated;
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const rejected = isDefiniteRejection(error);
+      await this.repo.recordSignFailure(
+        record.id,
+        actor,
+        storedSignError(error),
+        rejected,
+        delayFor(this.config, record.signAttempts),
+      );
+      throw upstreamFailure(error, 'signing');
+    }
+  }
+}

@@ -1,0 +1,164 @@
+import type { Logger } from '@nestjs/common';
+import { AppError } from '../common/app-error';
+import type { TransactionsConfig } from '../config/transactions.config';
+import type { UpstreamClient } from '../upstream/upstream.client';
+import { UpstreamError } from '../upstream/upstream.error';
+import type { SubmissionResult } from '../upstream/upstream.types';
+import { isFinalStatus, type LedgerTransactionEntity } from './ledger-transaction.entity';
+import type { LedgerTransactionRepository } from './ledger-transaction.repository';
+import { delayFor } from './transactions.backoff';
+import { isDefiniteRejection, TransactionErrors } from './transactions.errors';
+import type { TransactionsMetrics } from './transactions.metrics';
+import type { SendOptions, SubmitOutcome } from './transactions.types';
+
+/**
+ * TransactionsService's submission path: sending a record's stored signed bytes and recording the answer,
+ * for the HTTP routes (`submitRecord`), in-process pollers (`send`), `signAndSend` and the tracker
+ * (TransactionsTrackerWork). Built by TransactionsService, which shares its repository, logger and replica id.
+ */
+export class TransactionsSubmitter {
+  constructor(
+    private readonly repo: LedgerTransactionRepository,
+    private readonly upstream: UpstreamClient,
+    private readonly config: TransactionsConfig,
+    private readonly metrics: TransactionsMetrics,
+    /** TransactionsService's logger (its log lines keep the service's context). */
+    private readonly logger: Logger,
+    /** TransactionsService.instanceId: names this replica in leases and history rows. */
+    private readonly instanceId: string,
+  ) {}
+
+  /**
+   * TransactionsService.send: submits, or re-sends, the stored bytes of a record the caller already holds (from
+   * `sign` or `findByIds`), for in-process callers that poll for the status (checkout). No re-read. The first
+   * submission is marked before it is sent, as `submitRecord` does; a re-send whose answer changes nothing (the
+   * same non-final status) is not written; the tracker's own next look is `followUpMs` away (the caller polls
+   * until then, and if it dies the tracker carries on). Errors as `submitRecord`: a 4xx → UPSTREAM_REJECTED;
+   * otherwise `answered: false`.
+   */
+  async send(
+    record: LedgerTransactionEntity,
+    options: SendOptions & { alongside?: (answer: SubmissionResult) => Promise<unknown> } = {},
+  ): Promise<SubmitOutcome> {
+    if (record.phase !== 'signed') throw TransactionErrors.notSigned();
+    if (record.finalAt) return { record, answered: true };
+    const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
+    let current = record;
+    if (!current.submittedAt || current.trackingStopped) {
+      const marked = await this.repo.markSubmitRequested(
+        current.id,
+        this.instanceId,
+        this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+        null,
+        followUpMs,
+      );
+      if (!marked) throw TransactionErrors.notSigned();
+      current = marked;
+    }
+    const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
+      nextDelayMs: followUpMs,
+      skipUnchanged: current.submitAttempts > 0,
+      alongsideFinal: options.alongsideFinal,
+      alongside: options.alongside,
+    });
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw new AppError(
+        'UPSTREAM_REJECTED',
+        `The upstream refused the submission: ${outcome.record.lastError}`,
+      );
+    return outcome;
+  }
+
+  /**
+   * Sends the stored bytes once and records the answer (a 4xx stops tracking; other failures reschedule).
+   * Called by `send`, `submitRecord`, TransactionsService.signAndSend and the tracker (TransactionsTrackerWork).
+   */
+  async sendSubmission(
+    record: LedgerTransactionEntity,
+    actor: string,
+    requestId?: string,
+    options: Pick<SendOptions, 'alongsideFinal'> & {
+      nextDelayMs?: number;
+      skipUnchanged?: boolean;
+      /** The upstream call for these bytes, already sent (signAndSend): only its answer is recorded here. */
+      answer?: Promise<SubmissionResult>;
+      /** Runs concurrently with recording an answer (any status), both awaited. */
+      alongside?: (answer: SubmissionResult) => Promise<unknown>;
+    } = {},
+  ): Promise<SubmitOutcome> {
+    const nextDelay = options.nextDelayMs ?? delayFor(this.config, record.submitAttempts + 1);
+    try {
+      const result = await (options.answer ??
+        this.upstream.submitTransaction(
+          {
+            signedTransaction: record.signedTransaction ?? '',
+            additionalSignatures: record.additionalSignatures ?? [],
+          },
+          { requestId },
+        ));
+      const answeredAt = Date.now();
+      // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
+      if (
+        options.skipUnchanged &&
+        result.status === record.status &&
+        !isFinalStatus(result.status) &&
+        (result.failureReason ?? null) === (record.failureReason ?? null) &&
+        record.lastError === null
+      )
+        return { record, answered: true, answeredAt };
+      const final = result.status !== null && isFinalStatus(result.status) ? result.status : null;
+      // The caller's own commit is started first: it is what its customer waits for (checkout's order turns
+      // final in it), and each statement sent costs the sender a wake-up of the database on a busy machine.
+      const [, , updated] = await Promise.all([
+        final && options.alongsideFinal?.({ status: final, failureReason: result.failureReason ?? null }),
+        options.alongside?.(result),
+        this.repo.recordSubmission(record.id, actor, result, nextDelay),
+      ]);
+      if (!updated) throw new AppError('INTERNAL', 'ledger transaction vanished');
+      if (updated.finalAt && !record.finalAt) {
+        this.metrics.observeFinal(updated);
+        this.logger.log(
+          { transactionId: updated.custodialTransactionId, status: updated.status, requestId },
+          'ledger transaction final',
+        );
+      }
+      return { record: updated, answered: true, answeredAt };
+    } catch (error) {
+      if (!(error instanceof UpstreamError)) throw error;
+      const rejected = isDefiniteRejection(error);
+      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.excerpt ?? error.message}`;
+      const delay = Math.max(nextDelay, error.retryAfterMs ?? 0);
+      const updated = await this.repo.recordSubmitError(record.id, actor, detail, rejected, delay);
+      return { record: updated ?? record, answered: false };
+    }
+  }
+
+  /**
+   * Marks a signed record as submitted (re-opening a stopped tracking) and sends its bytes: the HTTP routes'
+   * submit (`additional`: the first submission's extra signatures) and the tracker after it resolved a signing.
+   * A final record is not re-sent; a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
+   */
+  async submitRecord(
+    record: LedgerTransactionEntity,
+    additional: { address: string; signature: string }[] | null,
+    requestId?: string,
+  ): Promise<SubmitOutcome> {
+    if (record.phase !== 'signed') throw TransactionErrors.notSigned();
+    if (record.finalAt) return { record, answered: true };
+    const marked = await this.repo.markSubmitRequested(
+      record.id,
+      this.instanceId,
+      this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
+      additional,
+      this.config.TX_LEASE_MS,
+    );
+    if (!marked) throw TransactionErrors.notSigned();
+    const outcome = await this.sendSubmission(marked, this.instanceId, requestId);
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw new AppError(
+        'UPSTREAM_REJECTED',
+        `The upstream refused the submission: ${outcome.record.lastError}`,
+      );
+    return outcome;
+  }
+}

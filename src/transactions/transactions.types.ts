@@ -1,0 +1,92 @@
+import type {
+  InstructionBatch,
+  SignedTransaction,
+  SubmissionResult,
+  SubmissionStatus,
+} from '../upstream/upstream.types';
+import type { LedgerTransactionEntity, WalletKind } from './ledger-transaction.entity';
+
+// The types of TransactionsService's API. Other modules import them from transactions.service.ts, which
+// re-exports them; the service's own parts (signer, submitter, tracker work) import them from here.
+
+export interface SignInput {
+  /** The calling client (`api_clients.id`): owner of the record and scope of the key. */
+  clientId: string;
+  /** The caller's Idempotency-Key (1..255 visible ASCII). */
+  idempotencyKey: string;
+  kind: WalletKind;
+  subject: string;
+  batch: InstructionBatch;
+  requestId?: string;
+  /** Upstream idempotency key; default upstreamKeyFor(clientId, idempotencyKey). Checkout passes its own. */
+  upstreamIdempotencyKey?: string;
+  /** Name of a handler registered with registerFinalHandler, run (at least once) once the status is final. */
+  onFinal?: string;
+  /**
+   * The caller submits right after signing (selling, checkout): stored, so that when the tracker resolves
+   * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
+   */
+  submitOnSign?: boolean;
+  /**
+   * The caller submits right after signing, in process (`send`): the signature and the submission request are
+   * recorded in one statement (no separate mark before the submission); the tracker's own first look at the
+   * submission is this many ms later.
+   */
+  submitNextFollowUpMs?: number;
+}
+
+export interface SendOptions {
+  requestId?: string;
+  /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
+  followUpMs?: number;
+  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
+}
+
+export interface SignAndSendOptions extends SendOptions {
+  /** Called once a fresh signature is back, right before its bytes are sent (checkout's crash points). */
+  onSigned?: () => void;
+  /**
+   * Runs concurrently with recording the first submission's answer, both awaited (the caller's own commit of
+   * the signed and submitted transaction): given the record as signed and the answer.
+   */
+  alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
+  /**
+   * The caller committed this request's upstream idempotency key before calling (checkout: the order row, from
+   * which the key is derived), so the signing call leaves alongside the insert of the ledger's record instead
+   * of after its commit. Nothing else moves: the bytes are sent, and the signature recorded, only once the
+   * record is committed; a key already in the ledger drops the early answer and goes the usual way (replay,
+   * refusal, or signing again with the stored request). If this process dies before the record commits, the
+   * caller's recovery signs again with the same key (the upstream returns the same transaction); nothing was
+   * submitted.
+   */
+  signAlongsideInsert?: boolean;
+}
+
+/** `sign`'s options; `signAndSend` is their one user. */
+export interface SignOptions {
+  /** Called with a fresh signature as soon as the upstream returns it, before it is recorded. */
+  onSigned?: (signed: SignedTransaction) => void;
+  /** As SignAndSendOptions.signAlongsideInsert. */
+  signAlongsideInsert?: boolean;
+}
+
+export interface SignOutcome {
+  record: LedgerTransactionEntity;
+  /** True when the key was already used with the same body: the stored transaction, nothing new signed. */
+  replayed: boolean;
+}
+
+export interface SubmitOutcome {
+  record: LedgerTransactionEntity;
+  /** The upstream answered this submission (false: outcome unknown, tracked in the background). */
+  answered: boolean;
+  /** When the upstream's answer arrived (Date.now()), before it was recorded: a poller's next look counts from it. */
+  answeredAt?: number;
+}
+
+/** A transaction record as other modules see it (read-only; the entity itself stays inside this module). */
+export type TransactionRecord = Readonly<LedgerTransactionEntity>;
+
+/** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
+export type FinalHandler = (record: LedgerTransactionEntity) => Promise<void>;
