@@ -20,6 +20,9 @@ export const TransactionErrors = {
   notFound: (): AppError => new AppError('NOT_FOUND', 'Transaction not found'),
   notSigned: (): AppError =>
     new AppError('CONFLICT', 'The transaction is not signed (yet); retry the signing request first'),
+  /** A submission the upstream refused (4xx, recorded as `lastError`): these bytes will never land. */
+  submissionRefused: (lastError: string | null): AppError =>
+    new AppError('UPSTREAM_REJECTED', `The upstream refused the submission: ${lastError}`),
   replayedRejection: (stored: StoredSignError): AppError =>
     new AppError('UPSTREAM_REJECTED', stored.message, { upstreamStatus: stored.status, replayed: true }),
 };

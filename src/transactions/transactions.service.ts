@@ -147,10 +147,8 @@ export class TransactionsService {
         alongside,
         answer: early.answer,
       });
-      if (sent.record.trackingStopped === 'rejected' && !sent.answered) {
-        const refused = `The upstream refused the submission: ${sent.record.lastError}`;
-        return { ...outcome, sent: { error: new AppError('UPSTREAM_REJECTED', refused) } };
-      }
+      if (sent.record.trackingStopped === 'rejected' && !sent.answered)
+        return { ...outcome, sent: { error: TransactionErrors.submissionRefused(sent.record.lastError) } };
       return { ...outcome, sent };
     } catch (error) {
       return { ...outcome, sent: { error } };

@@ -62,10 +62,7 @@ export class TransactionsSubmitter {
       alongside: options.alongside,
     });
     if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
-      throw new AppError(
-        'UPSTREAM_REJECTED',
-        `The upstream refused the submission: ${outcome.record.lastError}`,
-      );
+      throw TransactionErrors.submissionRefused(outcome.record.lastError);
     return outcome;
   }
 
@@ -155,10 +152,7 @@ export class TransactionsSubmitter {
     if (!marked) throw TransactionErrors.notSigned();
     const outcome = await this.sendSubmission(marked, this.instanceId, requestId);
     if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
-      throw new AppError(
-        'UPSTREAM_REJECTED',
-        `The upstream refused the submission: ${outcome.record.lastError}`,
-      );
+      throw TransactionErrors.submissionRefused(outcome.record.lastError);
     return outcome;
   }
 }
