@@ -133,6 +133,19 @@ describe(OrderCommitter.name, () => {
     expect(observed.map((o) => o.state)).toEqual(['confirmed', 'rejected']);
   });
 
+  it('landed: confirmed completes the order, landed_with_error fails it with the reason', async () => {
+    const { sut, calls } = setup();
+    await sut.landed(order(), 'confirmed', 'unused');
+    await sut.landed(order(), 'landed_with_error', 'slippage');
+    const patches = calls.map((c) => c.args[3] as OrderPatch);
+    expect(
+      patches.map((p) => [p.state, p.recoveryPoint, p.failureCode, p.failureReason, p.upstreamStatus]),
+    ).toEqual([
+      ['confirmed', 'refresh', null, null, 'confirmed'],
+      ['landed_with_error', 'done', 'LANDED_WITH_ERROR', 'slippage', 'landed_with_error'],
+    ]);
+  });
+
   it('a commit from a state already final is not observed again', async () => {
     const { sut, observed } = setup();
     await sut.commit(

@@ -44,6 +44,18 @@ export class OrderCommitter {
   }
 
   /**
+   * The order's final state from a final ledger status: `confirmed` completes it (the mirror refresh follows),
+   * `landed_with_error` fails it with `reason`. Nothing else ever completes an order.
+   */
+  landed(order: OrderEntity, status: 'confirmed' | 'landed_with_error', reason: string): StepResult {
+    if (status === 'confirmed')
+      return this.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
+    return this.finish(order, 'landed_with_error', 'LANDED_WITH_ERROR', reason, {
+      upstreamStatus: 'landed_with_error',
+    });
+  }
+
+  /**
    * Commits a step (crash points around it; several steps may share one commit), logs one line per step and
    * observes final states.
    */

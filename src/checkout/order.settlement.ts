@@ -58,16 +58,8 @@ export class OrderSettlement {
     crashPoint('after_purchase_status');
     if (verdict === 'pending' || verdict === 'unknown')
       return this.commits.retryLater(order, new Error(`purchase status says nothing final (${verdict})`));
-    if (verdict === 'confirmed')
-      return this.commits.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
-    if (verdict === 'landed_with_error')
-      return this.commits.finish(
-        order,
-        'landed_with_error',
-        'LANDED_WITH_ERROR',
-        'The ledger refused the purchase',
-        { upstreamStatus: 'landed_with_error' },
-      );
+    if (verdict === 'confirmed' || verdict === 'landed_with_error')
+      return this.commits.landed(order, verdict, 'The ledger refused the purchase');
     // expired, or no purchase was ever made with this key: the attempt can no longer land.
     if (order.attempt >= this.config.CHECKOUT_MAX_ATTEMPTS)
       return this.commits.finish(

@@ -153,18 +153,8 @@ export class OrderTracker {
   /** A final submission status: only `confirmed` completes an order. */
   onLedgerStatus(order: OrderEntity, record: Pick<TxRecord, 'status' | 'failureReason'>): StepResult {
     const status = record.status;
-    if (status === 'confirmed')
-      return this.commits.finish(order, 'confirmed', null, null, { upstreamStatus: 'confirmed' });
-    if (status === 'landed_with_error')
-      return this.commits.finish(
-        order,
-        'landed_with_error',
-        'LANDED_WITH_ERROR',
-        record.failureReason ?? 'landed with error',
-        {
-          upstreamStatus: 'landed_with_error',
-        },
-      );
+    if (status === 'confirmed' || status === 'landed_with_error')
+      return this.commits.landed(order, status, record.failureReason ?? 'landed with error');
     if (status === 'expired')
       return this.commits.commit(order, 'expired', {
         state: 'expired',
