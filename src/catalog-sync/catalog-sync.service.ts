@@ -104,7 +104,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
 
   async onModuleInit(): Promise<void> {
     // Seeds the lag gauge from the database (passes of earlier runs and other replicas count).
-    await this.refreshLag().catch(() => undefined);
+    await this.syncStatus.refreshLag().catch(() => undefined);
   }
 
   /**
@@ -148,7 +148,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
       const id = result.pass.id;
       const done = result.done.finally(() => {
         this.running.delete(id);
-        void this.refreshLag().catch(() => undefined);
+        void this.syncStatus.refreshLag().catch(() => undefined);
       });
       done.catch(() => undefined);
       this.running.set(id, { cancel: result.cancel, done });
@@ -246,9 +246,5 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   /** Fetches (validated by the client) and stores the protocol config; one fetch at a time. */
   refreshProtocolConfig(): Promise<StoredProtocolConfig | null> {
     return this.protocolConfigs.refresh();
-  }
-
-  private refreshLag(): Promise<void> {
-    return this.syncStatus.refreshLag();
   }
 }

@@ -115,7 +115,7 @@ export class CheckoutDriver implements OnModuleDestroy {
         if (current.recoveryPoint === 'done') return;
         current = await this.step(current, ctx);
       }
-      if (current) await this.repo.release(current.id, this.instanceId, 0, null);
+      if (current) await this.commits.handBack(current, 0);
     } catch (error) {
       this.logger.error({ err: error, orderId: order.id }, 'checkout step crashed');
       const message = error instanceof Error ? error.message : 'step failed';

@@ -186,8 +186,7 @@ export class OrderAttempt {
       // Answered and committed, then the ledger's record of the answer failed: tracked on from `track` later.
       if ('error' in sent)
         return this.tracker.onSendFailed(committed, sent.error, { recoveryPoint: 'lookup' });
-      ctx.record = sent.record;
-      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
+      this.tracker.answered(ctx, sent);
       return sent.record.finalAt ? this.tracker.onLedgerStatus(committed, sent.record) : committed;
     }
     // No answer recorded (refused, unknown, or a replayed signature sent without news): the signature first.

@@ -75,16 +75,23 @@ export class OrderTracker {
   async afterSubmission(order: OrderEntity, sent: Sent, ctx: DriveContext): StepResult {
     if ('error' in sent)
       return this.onSendFailed(order, sent.error, { state: 'submitted', recoveryPoint: 'lookup' });
-    const { record, answeredAt } = sent;
-    ctx.record = record;
-    // The next look is one poll after the answer arrived (as any client polling), not after its records.
-    ctx.nextPollAt = (answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
+    const { record } = sent;
+    this.answered(ctx, sent);
     const committed = await this.commits.commit(order, 'submitted', {
       state: 'submitted',
       recoveryPoint: 'track',
       upstreamStatus: record.status,
     });
     return committed && (record.finalAt ? this.onLedgerStatus(committed, record) : committed);
+  }
+
+  /**
+   * Carries an answer of a send to the drive's next step: the ledger's record after it, and the next poll one
+   * CHECKOUT_TRACK_POLL_MS after the answer arrived (as any client polling), not after its records.
+   */
+  answered(ctx: DriveContext, sent: { record: TxRecord; answeredAt?: number }): void {
+    ctx.record = sent.record;
+    ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
   }
 
   /**
@@ -134,8 +141,7 @@ export class OrderTracker {
       }
       if (finished) return finished;
       record = sent.record;
-      ctx.record = record;
-      ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + poll;
+      this.answered(ctx, sent);
     }
     if (record.finalAt) return this.onLedgerStatus(order, record);
     return this.commits.handBack(order, maxPolls === 1 ? poll : 0);

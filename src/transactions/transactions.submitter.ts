@@ -44,17 +44,8 @@ export class TransactionsSubmitter {
     if (record.finalAt) return { record, answered: true };
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
     let current = record;
-    if (!current.submittedAt || current.trackingStopped) {
-      const marked = await this.repo.markSubmitRequested(
-        current.id,
-        this.instanceId,
-        this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
-        null,
-        followUpMs,
-      );
-      if (!marked) throw TransactionErrors.notSigned();
-      current = marked;
-    }
+    if (!current.submittedAt || current.trackingStopped)
+      current = await this.markRequested(current, null, followUpMs);
     const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
@@ -142,17 +133,30 @@ export class TransactionsSubmitter {
   ): Promise<SubmitOutcome> {
     if (record.phase !== 'signed') throw TransactionErrors.notSigned();
     if (record.finalAt) return { record, answered: true };
+    const marked = await this.markRequested(record, additional, this.config.TX_LEASE_MS);
+    const outcome = await this.sendSubmission(marked, this.instanceId, requestId);
+    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
+      throw TransactionErrors.submissionRefused(outcome.record.lastError);
+    return outcome;
+  }
+
+  /**
+   * Marks the record's submission as requested (re-opening a stopped tracking; given up once its blockhash can
+   * no longer land) with the tracker's next look `trackerDelayMs` away; a record that is not signed → 409.
+   */
+  private async markRequested(
+    record: LedgerTransactionEntity,
+    additional: { address: string; signature: string }[] | null,
+    trackerDelayMs: number,
+  ): Promise<LedgerTransactionEntity> {
     const marked = await this.repo.markSubmitRequested(
       record.id,
       this.instanceId,
       this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
       additional,
-      this.config.TX_LEASE_MS,
+      trackerDelayMs,
     );
     if (!marked) throw TransactionErrors.notSigned();
-    const outcome = await this.sendSubmission(marked, this.instanceId, requestId);
-    if (outcome.record.trackingStopped === 'rejected' && !outcome.answered)
-      throw TransactionErrors.submissionRefused(outcome.record.lastError);
-    return outcome;
+    return marked;
   }
 }
