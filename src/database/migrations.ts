@@ -12,6 +12,9 @@ import { CreateListingsNewestIndexes1795356059963 } from '../../migrations/17953
 import { CreateOrders1795357337996 } from '../../migrations/1795357337996-CreateOrders';
 import { CreateOrderSteps1795357340634 } from '../../migrations/1795357340634-CreateOrderSteps';
 import { CreateOrdersBuyerOpenIndex1795415873701 } from '../../migrations/1795415873701-CreateOrdersBuyerOpenIndex';
+import { CreateDurableWorkTokenSeq1795732118617 } from '../../migrations/1795732118617-CreateDurableWorkTokenSeq';
+import { AddOrdersLeaseToken1795732119064 } from '../../migrations/1795732119064-AddOrdersLeaseToken';
+import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1795732119471-AddLedgerTransactionsLeaseToken';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -32,4 +35,7 @@ export const MIGRATIONS = [
   CreateOrders1795357337996,
   CreateOrderSteps1795357340634,
   CreateOrdersBuyerOpenIndex1795415873701,
+  CreateDurableWorkTokenSeq1795732118617,
+  AddOrdersLeaseToken1795732119064,
+  AddLedgerTransactionsLeaseToken1795732119471,
 ];

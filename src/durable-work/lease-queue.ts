@@ -1,0 +1,110 @@
+import type { Logger } from '@nestjs/common';
+import type { DataSource, EntityManager } from 'typeorm';
+import type { DurableWorkMetrics } from './durable-work.metrics';
+import { claimDueSql, claimOneSql, fenced, oldestDueAgeSql, type LeasedTable } from './lease.sql';
+
+/** A row as PostgreSQL returned it (the owning repository maps it). */
+export type LeasedRow = Record<string, unknown>;
+
+/** What a queue is: its table, and which of its rows are due work beyond `next_attempt_at` (SQL predicates). */
+export interface QueueSpec {
+  /** Metrics and log label. */
+  name: string;
+  table: LeasedTable;
+  /** Extra predicate of a due row; may use parameters $4… given to claimDue. */
+  dueFilter?: string;
+  /** Extra predicate of a row a wake-up may claim; may use parameters $4… given to claimOne. */
+  wakeFilter?: string;
+}
+
+/**
+ * One leased table's claims, through the block's SQL (lease.sql.ts): claim due rows, claim one row, check a
+ * token, and count hand-backs and refusals. Each claim writes one log line per row (a takeover of an expired
+ * lease is a warning naming the previous holder) and counts in DurableWorkMetrics. Built by DurableWorkService.
+ */
+export class LeaseQueue {
+  constructor(
+    readonly spec: QueueSpec,
+    private readonly dataSource: DataSource,
+    private readonly owner: string,
+    private readonly metrics: DurableWorkMetrics,
+    private readonly logger: Logger,
+  ) {
+    metrics.watchOldestDue(spec.name, () => this.oldestDueAge());
+  }
+
+  /** Claims up to `limit` due rows for `leaseMs` (SKIP LOCKED, a new token each). */
+  async claimDue(limit: number, leaseMs: number, params: unknown[] = []): Promise<LeasedRow[]> {
+    if (limit <= 0) return [];
+    const rows = await this.query(claimDueSql(this.spec.table, this.spec.dueFilter), [
+      this.owner,
+      leaseMs,
+      limit,
+      ...params,
+    ]);
+    this.claimed(rows);
+    return rows;
+  }
+
+  /** Claims row `id` now if free or expired (and `wakeFilter` holds); `set` adds SET fragments of the claim. */
+  async claimOne(id: string, leaseMs: number, params: unknown[] = [], set = ''): Promise<LeasedRow | null> {
+    const rows = await this.query(claimOneSql(this.spec.table, this.spec.wakeFilter, set), [
+      this.owner,
+      leaseMs,
+      id,
+      ...params,
+    ]);
+    this.claimed(rows);
+    return rows[0] ?? null;
+  }
+
+  /**
+   * Whether `token` is still the row's current claim: the drive's check before an upstream call that can move
+   * money. One indexed read; `manager` runs it inside the caller's transaction.
+   */
+  async holds(id: string, token: string, manager?: EntityManager): Promise<boolean> {
+    const rows = await (manager ?? this.dataSource).query<unknown[]>(
+      `SELECT 1 FROM ${this.spec.table} WHERE id = $1::uuid AND ${fenced('$2')}`,
+      [id, token],
+    );
+    return rows.length === 1;
+  }
+
+  /** Counts a hand-back (the owning repository's statement dropped the lease). */
+  released(): void {
+    this.metrics.released.inc({ queue: this.spec.name });
+  }
+
+  /** Counts and logs work refused because its token is no longer current (a stale holder stopping). */
+  fencedOff(id: string, token: string | null, what: string): void {
+    this.metrics.fenced.inc({ queue: this.spec.name });
+    this.logger.warn({ queue: this.spec.name, id, token, what }, 'durable work fenced off (lease lost)');
+  }
+
+  /** Seconds since the oldest due row nobody holds became due (0 when none). */
+  async oldestDueAge(): Promise<number> {
+    const [row] = await this.dataSource.query<{ age: number }[]>(
+      oldestDueAgeSql(this.spec.table, this.spec.dueFilter?.includes('$') ? 'true' : this.spec.dueFilter),
+    );
+    return row?.age ?? 0;
+  }
+
+  private async query(sql: string, params: unknown[]): Promise<LeasedRow[]> {
+    const result = await this.dataSource.query<LeasedRow[] | [LeasedRow[], number]>(sql, params);
+    // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
+    return Array.isArray(result[0]) ? result[0] : (result as LeasedRow[]);
+  }
+
+  private claimed(rows: LeasedRow[]): void {
+    const queue = this.spec.name;
+    for (const row of rows) {
+      this.metrics.claimed.inc({ queue });
+      const previous = row.lease_expired_owner as string | null;
+      const line = { queue, id: row.id as string, token: String(row.lease_token), owner: this.owner };
+      if (previous) {
+        this.metrics.expired.inc({ queue });
+        this.logger.warn({ ...line, previousOwner: previous }, 'durable work lease expired, taken over');
+      } else this.logger.log(line, 'durable work claimed');
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import type { Logger } from '@nestjs/common';
+import { inBackground } from '../database/pool-gate';
+
+/** One background worker: what it claims and how it works one item. */
+export interface LoopSpec<T> {
+  /** Log and metrics label. */
+  name: string;
+  /** Pause between the end of one pass and the next. */
+  intervalMs: number;
+  /** The pause before the next pass, when it varies (a schedule with jitter); `intervalMs` otherwise. */
+  nextDelayMs?: () => number;
+  /** The pause before the first pass (default `intervalMs`); 0 runs it at once. */
+  firstDelayMs?: number;
+  /** At most this many items of this loop in progress on this replica (a pass claims only the room left). */
+  concurrency: number;
+  /** Claims up to `room` items (each under its lease). */
+  claim(room: number): Promise<T[]>;
+  /** Works one claimed item; must hand it back or finish it. Errors are logged, never thrown further. */
+  work(item: T): Promise<void>;
+}
+
+/**
+ * The one worker loop of background work (orders, ledger transactions): every `intervalMs` after the previous
+ * pass ended, claim up to the room left under `concurrency` and start working each item without awaiting it,
+ * so a long item (an order being tracked) never holds up the next pass. All of it runs as background work
+ * (the pool's background share: database/pool-gate.ts). `stop()` stops claiming and waits for every item in
+ * progress; nothing is held in memory that a crash would lose, because the rows and their leases say it all.
+ */
+export class WorkerLoop<T> {
+  private timer: NodeJS.Timeout | null = null;
+  private pass: Promise<unknown> | null = null;
+  private stopped = false;
+  private readonly inFlight = new Set<Promise<void>>();
+
+  constructor(
+    readonly spec: LoopSpec<T>,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Items in progress now. */
+  get active(): number {
+    return this.inFlight.size;
+  }
+
+  start(): void {
+    this.stopped = false;
+    this.schedule(this.spec.firstDelayMs ?? this.spec.intervalMs);
+  }
+
+  /** One pass: claims what there is room for and starts working it; returns how many it claimed. */
+  async tick(): Promise<number> {
+    const room = this.spec.concurrency - this.inFlight.size;
+    if (room <= 0 || this.stopped) return 0;
+    const items = await inBackground(() => this.spec.claim(room));
+    for (const item of items) void this.track(inBackground(() => this.spec.work(item)));
+    return items.length;
+  }
+
+  /** Runs `work` as one of this loop's items (counted against its concurrency, awaited on stop). */
+  track(work: Promise<void>): Promise<void> {
+    const guarded = work.catch((error: unknown) =>
+      this.logger.error({ err: error, loop: this.spec.name }, 'durable work item failed'),
+    );
+    this.inFlight.add(guarded);
+    void guarded.finally(() => this.inFlight.delete(guarded));
+    return guarded;
+  }
+
+  /** Stops claiming; waits for the pass and every item in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.pass;
+    await Promise.allSettled(this.inFlight);
+  }
+
+  private schedule(delayMs = this.spec.nextDelayMs?.() ?? this.spec.intervalMs): void {
+    if (this.stopped) return;
+    this.timer = setTimeout(() => {
+      this.pass = this.tick()
+        .catch((error: unknown) =>
+          this.logger.warn({ err: error, loop: this.spec.name }, 'durable work pass failed'),
+        )
+        .finally(() => {
+          this.pass = null;
+          this.schedule();
+        });
+    }, delayMs);
+    this.timer.unref();
+  }
+}
