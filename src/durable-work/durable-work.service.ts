@@ -3,6 +3,7 @@ import { DataSource } from 'typeorm';
 import { backoffDelay, retryAfterOf, type BackoffSettings } from './backoff.policy';
 import { DurableWorkMetrics } from './durable-work.metrics';
 import { LeaseQueue, type QueueSpec } from './lease-queue';
+import { fenced, type Fence } from './lease.sql';
 import { WorkIdentity } from './work-identity';
 import { WorkerLoop, type LoopSpec } from './worker-loop';
 
@@ -36,6 +37,29 @@ export class DurableWorkService {
       this.queues.set(spec.name, queue);
     }
     return queue;
+  }
+
+  /**
+   * Whether `fence` is still the current claim of its row: a holder's check before an upstream call that can move
+   * money, when no write of its own carries the fence. Counts and logs a refusal.
+   */
+  async holds(fence: Fence, what: string): Promise<boolean> {
+    const rows = await this.dataSource.query<unknown[]>(
+      `SELECT 1 FROM ${fence.table} WHERE id = $1::uuid AND ${fenced('$2')}`,
+      [fence.id, fence.token],
+    );
+    if (rows.length === 1) return true;
+    this.fencedOff(fence, what);
+    return false;
+  }
+
+  /** Counts and logs work of a stale holder refused by its fencing token. */
+  fencedOff(fence: Fence, what: string): void {
+    this.metrics.fenced.inc({ queue: fence.table });
+    this.logger.warn(
+      { queue: fence.table, id: fence.id, token: fence.token, what },
+      'durable work fenced off (lease lost)',
+    );
   }
 
   /** A worker loop (the caller starts it on bootstrap and stops it on shutdown). */

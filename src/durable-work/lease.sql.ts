@@ -38,6 +38,13 @@ export function holdsGuard(table: LeasedTable, id: string, token: string): strin
   return `EXISTS (SELECT 1 FROM ${table} WHERE id = ${id}::uuid AND ${fenced(token)} FOR SHARE)`;
 }
 
+/** A holder's claim of a leased row: what a write by another module carries to stay fenced by it. */
+export interface Fence {
+  table: LeasedTable;
+  id: string;
+  token: string;
+}
+
 /** Tables whose rows are leased through this block. */
 export type LeasedTable = 'orders' | 'ledger_transactions';
 
@@ -76,4 +83,16 @@ export function claimOneSql(table: LeasedTable, filter = 'true', set = ''): stri
 export function oldestDueAgeSql(table: LeasedTable, filter = 'true'): string {
   return `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at)), 0)::float8 AS age
     FROM ${table} WHERE next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})`;
+}
+
+/**
+ * Thrown by a write or call carrying a `Fence` whose claim is no longer current: the holder lost its lease (the
+ * row was claimed again) and must stop; the new holder does the work. Never reaches an HTTP caller.
+ */
+export class LeaseLostError extends Error {
+  readonly code = 'LEASE_LOST';
+  constructor(readonly fence: Fence) {
+    super(`lease lost: ${fence.table} ${fence.id} was claimed again`);
+    this.name = 'LeaseLostError';
+  }
 }

@@ -134,6 +134,10 @@ export class LedgerTransactionEntity {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 
+  /** The fencing token of the current claim (durable-work/lease.sql.ts); bigint as text. */
+  @Column({ name: 'lease_token', type: 'bigint', nullable: true })
+  leaseToken: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', insert: false })
   createdAt: Date;
 

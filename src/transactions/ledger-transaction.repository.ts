@@ -1,4 +1,15 @@
-import type { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import type { LeaseQueue } from '../durable-work/lease-queue';
+import {
+  DROP_LEASE,
+  fenced,
+  fromNow,
+  holdsGuard,
+  TOKEN_SEQUENCE,
+  type Fence,
+} from '../durable-work/lease.sql';
 import { PreparedStatements } from '../common/prepared-statements';
 import type { SignedTransaction, SubmissionResult } from '../upstream/upstream.types';
 import {
@@ -31,12 +42,25 @@ const FINAL = `('confirmed', 'landed_with_error', 'expired')`;
  * SQL: every state change is one conditional UPDATE (so concurrent requests and replicas cannot both win)
  * with its history row appended in the same statement.
  */
+@Injectable()
 export class LedgerTransactionRepository {
   /** Single-row statements run as named prepared statements (fixed texts; see PreparedStatements). */
   private readonly prepared: PreparedStatements;
+  /** Claims of due rows (the tracker) and of a signing to resume, through the durable-work block. */
+  readonly queue: LeaseQueue;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    work: DurableWorkService,
+  ) {
     this.prepared = new PreparedStatements(dataSource, 'ledger');
+    this.queue = work.queue({
+      name: 'ledger_transactions',
+      table: 'ledger_transactions',
+      // Unknown signings are resolved only while young enough to matter ($4: the window, ms).
+      dueFilter: `phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000)`,
+      wakeFilter: `phase = 'signing'`,
+    });
   }
 
   private map(row: Row | undefined): LedgerTransactionEntity | null {
@@ -61,23 +85,43 @@ export class LedgerTransactionRepository {
   }
 
   /**
-   * Inserts the record (phase `signing`, leased by `owner` for `leaseMs`, tracker fallback at
-   * `retryAfterMs`) and its `created` event, unless the client already used the key; returns which.
+   * Inserts the record (phase `signing`, leased by `owner` for `leaseMs` under a new token, tracker fallback at
+   * `retryAfterMs`) and its `created` event, unless the client already used the key; returns which. With a
+   * `fence` (the caller's own claim, e.g. the order's), nothing is inserted unless that claim is still current
+   * (`fenced: true` when it was not and the key has no record): a stale caller binds nothing to the key.
    */
+  insertOrGet(
+    input: NewLedgerTransaction,
+    owner: string,
+    leaseMs: number,
+    retryAfterMs: number,
+  ): Promise<{ inserted: boolean; record: LedgerTransactionEntity }>;
+  insertOrGet(
+    input: NewLedgerTransaction,
+    owner: string,
+    leaseMs: number,
+    retryAfterMs: number,
+    fence: Fence | undefined,
+  ): Promise<
+    { inserted: boolean; record: LedgerTransactionEntity } | { inserted: false; record: null; fenced: true }
+  >;
   async insertOrGet(
     input: NewLedgerTransaction,
     owner: string,
     leaseMs: number,
     retryAfterMs: number,
-  ): Promise<{ inserted: boolean; record: LedgerTransactionEntity }> {
+    fence?: Fence,
+  ): Promise<
+    { inserted: boolean; record: LedgerTransactionEntity } | { inserted: false; record: null; fenced: true }
+  > {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
            subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, lease_owner, lease_until,
-           next_attempt_at)
-         VALUES ($1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11,
-           clock_timestamp() + make_interval(secs => $12::float8 / 1000),
-           clock_timestamp() + make_interval(secs => $13::float8 / 1000))
+           lease_token, next_attempt_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11, ${fromNow('$12')},
+           nextval('${TOKEN_SEQUENCE}'), ${fromNow('$13')}
+         WHERE ${fence ? holdsGuard(fence.table, '$15', '$16') : 'true'}
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
          RETURNING *),
        ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
@@ -98,6 +142,7 @@ export class LedgerTransactionRepository {
         leaseMs,
         retryAfterMs,
         input.submitOnSign,
+        ...(fence ? [fence.id, fence.token] : []),
       ],
     );
     if (inserted) return { inserted: true, record: inserted };
@@ -105,20 +150,20 @@ export class LedgerTransactionRepository {
       `SELECT * FROM ledger_transactions WHERE client_id = $1 AND idempotency_key = $2`,
       [input.clientId, input.idempotencyKey],
     );
-    if (!existing) throw new Error('ledger transaction vanished after an idempotency conflict');
-    return { inserted: false, record: existing };
+    if (existing) return { inserted: false, record: existing };
+    if (fence) return { inserted: false, record: null, fenced: true };
+    throw new Error('ledger transaction vanished after an idempotency conflict');
   }
 
-  /** Takes over a `signing` record whose lease has expired (its first call's outcome is unknown). */
-  claimSigning(id: string, owner: string, leaseMs: number): Promise<LedgerTransactionEntity | null> {
-    return this.one(
-      `UPDATE ledger_transactions SET lease_owner = $2,
-         lease_until = clock_timestamp() + make_interval(secs => $3::float8 / 1000),
-         sign_attempts = sign_attempts + 1, updated_at = clock_timestamp()
-       WHERE id = $1 AND phase = 'signing' AND (lease_until IS NULL OR lease_until < clock_timestamp())
-       RETURNING *`,
-      [id, owner, leaseMs],
+  /** Takes over a `signing` record whose lease is free or expired (its first call's outcome is unknown). */
+  async claimSigning(id: string, leaseMs: number): Promise<LedgerTransactionEntity | null> {
+    const row = await this.queue.claimOne(
+      id,
+      leaseMs,
+      [],
+      `sign_attempts = t.sign_attempts + 1, updated_at = clock_timestamp()`,
     );
+    return this.map(row ?? undefined);
   }
 
   /**
@@ -217,6 +262,7 @@ export class LedgerTransactionRepository {
     giveUpAfterSignMs: number,
     additional: { address: string; signature: string }[] | null,
     trackerDelayMs: number,
+    fence?: Fence,
   ): Promise<LedgerTransactionEntity | null> {
     return this.one(
       `WITH up AS (
@@ -228,11 +274,19 @@ export class LedgerTransactionRepository {
            next_attempt_at = CASE WHEN final_at IS NULL
              THEN clock_timestamp() + make_interval(secs => $5::float8 / 1000) ELSE next_attempt_at END,
            updated_at = clock_timestamp()
-         WHERE id = $1 AND phase = 'signed' RETURNING *),
+         WHERE id = $1 AND phase = 'signed' AND ${fence ? holdsGuard(fence.table, '$6', '$7') : 'true'}
+         RETURNING *),
        ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, actor)
               SELECT id, 'submitted', phase, status, $2 FROM up)
        SELECT * FROM up`,
-      [id, actor, giveUpAfterSignMs, additional === null ? null : JSON.stringify(additional), trackerDelayMs],
+      [
+        id,
+        actor,
+        giveUpAfterSignMs,
+        additional === null ? null : JSON.stringify(additional),
+        trackerDelayMs,
+        ...(fence ? [fence.id, fence.token] : []),
+      ],
     );
   }
 
@@ -334,38 +388,33 @@ export class LedgerTransactionRepository {
    * by one replica at a time: unknown signings younger than `signWindowMs`, submitted non-final
    * transactions and pending after-final handlers.
    */
-  async claimDue(
-    owner: string,
-    leaseMs: number,
-    limit: number,
-    signWindowMs: number,
-  ): Promise<LedgerTransactionEntity[]> {
-    const rows = await this.dataSource.query<[Row[], number]>(
-      `UPDATE ledger_transactions SET lease_owner = $1,
-         lease_until = clock_timestamp() + make_interval(secs => $2::float8 / 1000)
-       WHERE id IN (
-         SELECT id FROM ledger_transactions
-         WHERE next_attempt_at <= clock_timestamp()
-           AND (lease_until IS NULL OR lease_until < clock_timestamp())
-           AND (phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000))
-         ORDER BY next_attempt_at LIMIT $3
-         FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [owner, leaseMs, limit, signWindowMs],
-    );
-    return rows[0].map((row) => this.map(row) as LedgerTransactionEntity);
+  async claimDue(leaseMs: number, limit: number, signWindowMs: number): Promise<LedgerTransactionEntity[]> {
+    const rows = await this.queue.claimDue(limit, leaseMs, [signWindowMs]);
+    return rows.map((row) => this.map(row) as LedgerTransactionEntity);
   }
 
-  /** Appends the tracker's attempt (who, from when to now) and releases its lease if it still holds it. */
-  async release(id: string, owner: string, startedAt: Date, detail: string): Promise<void> {
-    await this.dataSource.query(
+  /**
+   * Appends the tracker's attempt (who, from when to now) and releases its lease if its claim (`token`) is
+   * still current; false when it was not (the row was claimed again: this attempt's work was fenced off).
+   */
+  async release(
+    id: string,
+    token: string | null,
+    actor: string,
+    startedAt: Date,
+    detail: string,
+  ): Promise<boolean> {
+    const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(
       `WITH up AS (
-         UPDATE ledger_transactions SET lease_owner = NULL, lease_until = NULL
-         WHERE id = $1 AND lease_owner = $2 RETURNING id, phase, status)
+         UPDATE ledger_transactions SET ${DROP_LEASE}
+         WHERE id = $1 AND ${fenced('$2')} RETURNING id, phase, status)
        INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, detail, actor, started_at)
-       SELECT id, 'attempt', phase, status, $4, $2, $3 FROM up`,
-      [id, owner, startedAt, detail],
+       SELECT id, 'attempt', phase, status, $5, $3, $4 FROM up RETURNING 1`,
+      [id, token, actor, startedAt, detail],
     );
+    const released = (Array.isArray(rows[0]) ? rows[0] : rows).length === 1;
+    if (released) this.queue.released();
+    return released;
   }
 
   findById(id: string): Promise<LedgerTransactionEntity | null> {

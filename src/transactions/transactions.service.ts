@@ -1,10 +1,8 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
-import { Injectable, Logger } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
 import { TransactionsConfig } from '../config/transactions.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import type { InstructionBatch, SubmissionResult } from '../upstream/upstream.types';
@@ -34,45 +32,27 @@ export type * from './transactions.types';
  * The ledger-transaction lifecycle: sign (idempotent per client key, the key committed before the upstream
  * call), submit, track to a final status (TransactionsTracker), after-final handlers. Used over HTTP by
  * TransactionsController and in-process by selling (listings/) and checkout. See docs/transactions.md.
- * A facade over its parts, which it builds: signing (TransactionsSigner), submission (TransactionsSubmitter)
- * and the tracker's work on a row (TransactionsTrackerWork); `signAndSend` joins the first two.
+ * A facade over its parts, each a provider of TransactionsModule: signing (TransactionsSigner), submission
+ * (TransactionsSubmitter) and the tracker's work on a row (TransactionsTrackerWork); `signAndSend` joins the
+ * first two.
  */
 @Injectable()
 export class TransactionsService {
-  /** Names this replica in leases and history rows. */
-  readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  private readonly logger = new Logger(TransactionsService.name);
-  private readonly repo: LedgerTransactionRepository;
-  private readonly signer: TransactionsSigner;
-  private readonly submitter: TransactionsSubmitter;
-  private readonly trackerWork: TransactionsTrackerWork;
+  /** Names this replica in leases and history rows (durable work's one identity per process). */
+  readonly instanceId: string;
 
   constructor(
-    dataSource: DataSource,
+    private readonly repo: LedgerTransactionRepository,
+    private readonly signer: TransactionsSigner,
+    private readonly submitter: TransactionsSubmitter,
+    private readonly trackerWork: TransactionsTrackerWork,
     private readonly upstream: UpstreamClient,
     private readonly config: TransactionsConfig,
+    work: DurableWorkService,
     metrics: TransactionsMetrics,
     metricsService: MetricsService,
   ) {
-    this.repo = new LedgerTransactionRepository(dataSource);
-    this.signer = new TransactionsSigner(this.repo, upstream, config, this.instanceId);
-    this.submitter = new TransactionsSubmitter(
-      this.repo,
-      upstream,
-      config,
-      metrics,
-      this.logger,
-      this.instanceId,
-    );
-    this.trackerWork = new TransactionsTrackerWork(
-      this.repo,
-      this.signer,
-      this.submitter,
-      config,
-      metrics,
-      this.logger,
-      this.instanceId,
-    );
+    this.instanceId = work.instanceId;
     metrics.registerGauges(metricsService, () => this.repo.gauges(config.TX_SIGN_RESOLVE_WINDOW_MS));
   }
 
@@ -140,7 +120,14 @@ export class TransactionsService {
     const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
     try {
       if (early.answer === undefined)
-        return { ...outcome, sent: await this.submitter.send(outcome.record, { ...options, alongside }) };
+        return {
+          ...outcome,
+          sent: await this.submitter.send(outcome.record, {
+            ...options,
+            fence: options.fence ?? input.fence,
+            alongside,
+          }),
+        };
       const sent = await this.submitter.sendSubmission(outcome.record, this.instanceId, options.requestId, {
         nextDelayMs: options.followUpMs ?? this.config.TX_LEASE_MS,
         alongsideFinal: options.alongsideFinal,
@@ -216,9 +203,9 @@ export class TransactionsService {
 
   // ---- used by TransactionsTracker -------------------------------------------------------------------
 
-  /** Claims a batch of due rows for this replica (a lease on each). */
-  claimDue(): Promise<LedgerTransactionEntity[]> {
-    return this.trackerWork.claimDue();
+  /** Claims up to `room` due rows for this replica (a lease and a fencing token on each). */
+  claimDue(room?: number): Promise<LedgerTransactionEntity[]> {
+    return this.trackerWork.claimDue(room);
   }
 
   /** One background attempt on a claimed row; always releases the lease and logs the attempt. */

@@ -1,14 +1,17 @@
+import { Injectable } from '@nestjs/common';
 import { requireIdempotencyKey } from '../common/idempotency-key';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
-import { DEVELOPMENT_IDEMPOTENCY_SECRET, type TransactionsConfig } from '../config/transactions.config';
-import type { UpstreamClient } from '../upstream/upstream.client';
+import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/transactions.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import { LeaseLostError } from '../durable-work/lease.sql';
+import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { SignedTransaction } from '../upstream/upstream.types';
 import { deriveUpstreamKey, requestFingerprint, signedTransactionDigest } from './idempotency';
 import { canonicalBatchJson, parseInstructionBatch } from './instruction-batch.parser';
 import type { LedgerTransactionEntity, WalletKind } from './ledger-transaction.entity';
-import type { LedgerTransactionRepository } from './ledger-transaction.repository';
+import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { delayFor } from './transactions.backoff';
 import {
   isDefiniteRejection,
@@ -21,18 +24,21 @@ import type { SignInput, SignOptions, SignOutcome } from './transactions.types';
 /**
  * TransactionsService's signing path: the idempotent `sign` (the record with the key committed before the
  * upstream call) and the signing call itself, which the tracker (TransactionsTrackerWork) repeats for a
- * signing whose outcome is unknown. Built by TransactionsService, which shares its repository and replica id.
+ * signing whose outcome is unknown.
  */
+@Injectable()
 export class TransactionsSigner {
   private readonly secret: string;
+  /** This replica's name in leases and history rows (durable work's identity). */
+  private readonly instanceId: string;
 
   constructor(
     private readonly repo: LedgerTransactionRepository,
     private readonly upstream: UpstreamClient,
     private readonly config: TransactionsConfig,
-    /** TransactionsService.instanceId: names this replica in leases and history rows. */
-    private readonly instanceId: string,
+    private readonly work: DurableWorkService,
   ) {
+    this.instanceId = work.instanceId;
     this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
   }
 
@@ -70,7 +76,7 @@ export class TransactionsSigner {
       : undefined;
     // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
     early?.catch(() => undefined);
-    const { inserted, record } = await this.repo.insertOrGet(
+    const got = await this.repo.insertOrGet(
       {
         clientId: input.clientId,
         idempotencyKey: input.idempotencyKey,
@@ -87,7 +93,15 @@ export class TransactionsSigner {
       this.instanceId,
       this.config.TX_LEASE_MS,
       this.config.TX_LEASE_MS,
+      input.fence,
     );
+    // The caller's claim was taken over before anything was bound to the key: the new holder signs, not us.
+    if (got.record === null) {
+      if (!input.fence) throw new Error('ledger transaction vanished after an idempotency conflict');
+      this.work.fencedOff(input.fence, 'sign');
+      throw new LeaseLostError(input.fence);
+    }
+    const { inserted, record } = got;
     if (inserted)
       return {
         record: await this.callSign(record, this.instanceId, input, onSigned, early),
@@ -97,7 +111,9 @@ export class TransactionsSigner {
     if (record.phase === 'signed') return { record, replayed: true };
     if (record.phase === 'sign_rejected' && record.signError)
       throw TransactionErrors.replayedRejection(record.signError);
-    const claimed = await this.repo.claimSigning(record.id, this.instanceId, this.config.TX_LEASE_MS);
+    // Resuming an unknown signing repeats the same key and request (idempotent), but only for a current holder.
+    if (input.fence && !(await this.work.holds(input.fence, 'sign'))) throw new LeaseLostError(input.fence);
+    const claimed = await this.repo.claimSigning(record.id, this.config.TX_LEASE_MS);
     if (!claimed) {
       const fresh = await this.repo.findById(record.id);
       if (fresh?.phase === 'signed') return { record: fresh, replayed: true };

@@ -1,32 +1,39 @@
-import type { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { TransactionsConfig } from '../config/transactions.config';
-import type { UpstreamClient } from '../upstream/upstream.client';
+import { TransactionsConfig } from '../config/transactions.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import { LeaseLostError, type Fence } from '../durable-work/lease.sql';
+import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { SubmissionResult } from '../upstream/upstream.types';
 import { isFinalStatus, type LedgerTransactionEntity } from './ledger-transaction.entity';
-import type { LedgerTransactionRepository } from './ledger-transaction.repository';
+import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { delayFor } from './transactions.backoff';
 import { isDefiniteRejection, TransactionErrors } from './transactions.errors';
-import type { TransactionsMetrics } from './transactions.metrics';
+import { TransactionsMetrics } from './transactions.metrics';
 import type { SendOptions, SubmitOutcome } from './transactions.types';
 
 /**
  * TransactionsService's submission path: sending a record's stored signed bytes and recording the answer,
  * for the HTTP routes (`submitRecord`), in-process pollers (`send`), `signAndSend` and the tracker
- * (TransactionsTrackerWork). Built by TransactionsService, which shares its repository, logger and replica id.
+ * (TransactionsTrackerWork).
  */
+@Injectable()
 export class TransactionsSubmitter {
+  /** Log lines keep the service's context (`TransactionsService`), as before the split. */
+  private readonly logger = new Logger('TransactionsService');
+  /** This replica's name in leases and history rows (durable work's identity). */
+  private readonly instanceId: string;
+
   constructor(
     private readonly repo: LedgerTransactionRepository,
     private readonly upstream: UpstreamClient,
     private readonly config: TransactionsConfig,
     private readonly metrics: TransactionsMetrics,
-    /** TransactionsService's logger (its log lines keep the service's context). */
-    private readonly logger: Logger,
-    /** TransactionsService.instanceId: names this replica in leases and history rows. */
-    private readonly instanceId: string,
-  ) {}
+    private readonly work: DurableWorkService,
+  ) {
+    this.instanceId = work.instanceId;
+  }
 
   /**
    * TransactionsService.send: submits, or re-sends, the stored bytes of a record the caller already holds (from
@@ -45,7 +52,7 @@ export class TransactionsSubmitter {
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
     let current = record;
     if (!current.submittedAt || current.trackingStopped)
-      current = await this.markRequested(current, null, followUpMs);
+      current = await this.markRequested(current, null, followUpMs, options.fence);
     const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
@@ -142,12 +149,14 @@ export class TransactionsSubmitter {
 
   /**
    * Marks the record's submission as requested (re-opening a stopped tracking; given up once its blockhash can
-   * no longer land) with the tracker's next look `trackerDelayMs` away; a record that is not signed → 409.
+   * no longer land) with the tracker's next look `trackerDelayMs` away; a record that is not signed → 409; with a
+   * `fence` no longer current → LeaseLostError (nothing sent).
    */
   private async markRequested(
     record: LedgerTransactionEntity,
     additional: { address: string; signature: string }[] | null,
     trackerDelayMs: number,
+    fence?: Fence,
   ): Promise<LedgerTransactionEntity> {
     const marked = await this.repo.markSubmitRequested(
       record.id,
@@ -155,7 +164,10 @@ export class TransactionsSubmitter {
       this.config.TX_BLOCKHASH_LIFETIME_MS + this.config.TX_GIVE_UP_GRACE_MS,
       additional,
       trackerDelayMs,
+      fence,
     );
+    // A first submission is new bytes on the ledger: a caller whose claim was taken over sends nothing.
+    if (!marked && fence && !(await this.work.holds(fence, 'submit'))) throw new LeaseLostError(fence);
     if (!marked) throw TransactionErrors.notSigned();
     return marked;
   }

@@ -1,21 +1,27 @@
-import type { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { TransactionsConfig } from '../config/transactions.config';
+import { TransactionsConfig } from '../config/transactions.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LedgerTransactionEntity } from './ledger-transaction.entity';
-import type { LedgerTransactionRepository } from './ledger-transaction.repository';
+import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { delayFor } from './transactions.backoff';
-import type { TransactionsMetrics } from './transactions.metrics';
-import type { TransactionsSigner } from './transactions.signer';
-import type { TransactionsSubmitter } from './transactions.submitter';
+import { TransactionsMetrics } from './transactions.metrics';
+import { TransactionsSigner } from './transactions.signer';
+import { TransactionsSubmitter } from './transactions.submitter';
 import type { FinalHandler } from './transactions.types';
 
 /**
- * The background tracker's work (TransactionsTracker schedules it, through TransactionsService): claiming due
- * rows, one attempt on each, and the after-final handlers registered by name. Built by TransactionsService,
- * which shares its repository, logger and replica id.
+ * The background tracker's work (TransactionsTracker runs it on the durable-work loop): claiming due rows, one
+ * attempt on each, and the after-final handlers registered by name. Every claim carries a fencing token; the
+ * attempt's hand-back only lands while that claim is current (a row claimed again meanwhile is the new holder's).
  */
+@Injectable()
 export class TransactionsTrackerWork {
   private readonly handlers = new Map<string, FinalHandler>();
+  /** Log lines keep the service's context (`TransactionsService`), as before the split. */
+  private readonly logger = new Logger('TransactionsService');
+  /** This replica's name in leases and history rows (durable work's identity). */
+  private readonly instanceId: string;
 
   constructor(
     private readonly repo: LedgerTransactionRepository,
@@ -23,25 +29,19 @@ export class TransactionsTrackerWork {
     private readonly submitter: TransactionsSubmitter,
     private readonly config: TransactionsConfig,
     private readonly metrics: TransactionsMetrics,
-    /** TransactionsService's logger (its log lines keep the service's context). */
-    private readonly logger: Logger,
-    /** TransactionsService.instanceId: names this replica in leases and history rows. */
-    private readonly instanceId: string,
-  ) {}
+    private readonly durable: DurableWorkService,
+  ) {
+    this.instanceId = durable.instanceId;
+  }
 
   /** TransactionsService.registerFinalHandler: records name the handler in `onFinal`; `work` runs it. */
   registerFinalHandler(name: string, handler: FinalHandler): void {
     this.handlers.set(name, handler);
   }
 
-  /** Claims a batch of due rows for this replica (a lease on each). */
-  claimDue(): Promise<LedgerTransactionEntity[]> {
-    return this.repo.claimDue(
-      this.instanceId,
-      this.config.TX_LEASE_MS,
-      this.config.TX_TRACKER_BATCH,
-      this.config.TX_SIGN_RESOLVE_WINDOW_MS,
-    );
+  /** Claims up to `room` due rows for this replica (a lease and a new fencing token on each). */
+  claimDue(room: number = this.config.TX_TRACKER_BATCH): Promise<LedgerTransactionEntity[]> {
+    return this.repo.claimDue(this.config.TX_LEASE_MS, room, this.config.TX_SIGN_RESOLVE_WINDOW_MS);
   }
 
   /** One background attempt on a claimed row; always releases the lease and logs the attempt. */
@@ -77,7 +77,20 @@ export class TransactionsTrackerWork {
       this.logger.warn({ err: error, transactionId: record.id }, 'tracker attempt failed');
     } finally {
       this.metrics.attempts.inc({ work, result });
-      await this.repo.release(record.id, actor, startedAt, `${work}: ${result}`);
+      const released = await this.repo.release(
+        record.id,
+        record.leaseToken,
+        actor,
+        startedAt,
+        `${work}: ${result}`,
+      );
+      // The row was claimed again while this attempt ran (its lease expired): what it did was idempotent (same
+      // key, same bytes), and the new holder carries on.
+      if (!released && record.leaseToken)
+        this.durable.fencedOff(
+          { table: 'ledger_transactions', id: record.id, token: record.leaseToken },
+          `tracker ${work}`,
+        );
     }
   }
 

@@ -4,6 +4,7 @@ import type {
   SubmissionResult,
   SubmissionStatus,
 } from '../upstream/upstream.types';
+import type { Fence } from '../durable-work/lease.sql';
 import type { LedgerTransactionEntity, WalletKind } from './ledger-transaction.entity';
 
 // The types of TransactionsService's API. Other modules import them from transactions.service.ts, which
@@ -33,10 +34,17 @@ export interface SignInput {
    * submission is this many ms later.
    */
   submitNextFollowUpMs?: number;
+  /**
+   * The caller's own claim (checkout: the order's lease token). The record is inserted, and an existing signing
+   * resumed, only while that claim is current; otherwise LeaseLostError and nothing is signed or bound to the key.
+   */
+  fence?: Fence;
 }
 
 export interface SendOptions {
   requestId?: string;
+  /** The caller's claim: a first submission is marked (and sent) only while it is current (LeaseLostError). */
+  fence?: Fence;
   /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
   followUpMs?: number;
   /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ApiClientEntity } from '../../src/auth/api-client.entity';
 import { LedgerTransactionEntity } from '../../src/transactions/ledger-transaction.entity';
 import { LedgerTransactionRepository } from '../../src/transactions/ledger-transaction.repository';
+import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
 
 describe(LedgerTransactionRepository.name, () => {
@@ -19,7 +20,7 @@ describe(LedgerTransactionRepository.name, () => {
     });
     dataSource = db.dataSource;
     clientId = await insertTestClient(dataSource, 'transactions:write');
-    sut = new LedgerTransactionRepository(dataSource);
+    sut = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource));
   });
   afterAll(() => db?.close());
 
@@ -63,7 +64,14 @@ describe(LedgerTransactionRepository.name, () => {
       [ids],
     );
     const claims = await Promise.all(
-      Array.from({ length: 6 }, (_, i) => sut.claimDue(`claimer-${i}`, 60_000, 10, 3_600_000)),
+      // Six claimers, as six replicas: each its own durable-work identity.
+      Array.from({ length: 6 }, () =>
+        new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource)).claimDue(
+          60_000,
+          10,
+          3_600_000,
+        ),
+      ),
     );
     const claimed = claims
       .flat()
@@ -72,9 +80,7 @@ describe(LedgerTransactionRepository.name, () => {
     expect(new Set(claimed).size).toBe(claimed.length);
     expect(claimed.length).toBe(30);
     // Leased rows are not claimable again until the lease ends.
-    expect((await sut.claimDue('late', 60_000, 100, 3_600_000)).filter((r) => ids.includes(r.id))).toEqual(
-      [],
-    );
+    expect((await sut.claimDue(60_000, 100, 3_600_000)).filter((r) => ids.includes(r.id))).toEqual([]);
   });
 
   it('keeps the history append-only', async () => {
