@@ -32,6 +32,12 @@ export function transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): stri
   return `checkout:${order.id}:${order.attempt}`;
 }
 
+/** The order and attempt a ledger transaction key names (`transactionKey`), or null for any other key. */
+export function attemptOfKey(key: string): { orderId: string; attempt: number } | null {
+  const match = /^checkout:([0-9a-f-]{36}):([1-9][0-9]{0,3})$/.exec(key);
+  return match ? { orderId: match[1], attempt: Number(match[2]) } : null;
+}
+
 /** Upstream idempotency key of an attempt: derived from (order, attempt), so every retry reuses it. */
 export function upstreamKeyOf(
   transactions: Pick<TransactionsService, 'upstreamKeyFor'>,

@@ -1,19 +1,14 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import { DataSource } from 'typeorm';
 import { inBackground } from '../database/pool-gate';
-import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { CheckoutConfig } from '../config/checkout.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
 import { TransactionsService } from '../transactions/transactions.service';
-import { UpstreamClient } from '../upstream/upstream.client';
 import {
   upstreamKeyOf,
   type DriveContext,
   type PrefetchedRevalidation,
   type StepResult,
 } from './checkout.context';
-import { CheckoutIntegrator } from './checkout.integrator';
 import { CheckoutMetrics } from './checkout.metrics';
 import { armCrashPoints } from './crash-points';
 import { OrderAttempt } from './order.attempt';
@@ -27,8 +22,9 @@ import { OrderTracker } from './order.tracker';
 const MAX_STEPS_PER_DRIVE = 16;
 
 /**
- * The checkout state machine (docs/checkout.md). A driver holds an order by lease and runs its steps from the
- * recovery point; every step commits (fenced by lease owner, state and attempt) before the next upstream call,
+ * The checkout state machine (docs/checkout.md). A driver holds an order by a claim (a lease with a fencing token,
+ * durable-work/) and runs its steps from the recovery point; every step commits (fenced by the token, state and
+ * attempt) before the next upstream call,
  * so any replica can resume after a crash. A step whose upstream outcome is unknown hands the order back with
  * a backoff and is repeated idempotently: the same derived key for signing, the same bytes for submission,
  * and a purchase-status lookup before any new attempt.
@@ -39,33 +35,26 @@ const MAX_STEPS_PER_DRIVE = 16;
  */
 @Injectable()
 export class CheckoutDriver implements OnModuleDestroy {
-  readonly instanceId = `${hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`;
-  readonly repo: OrderRepository;
+  /** This replica's name in leases and audit rows (durable work's one identity per process). */
+  readonly instanceId: string;
   private readonly logger = new Logger('Checkout');
   /** Drives in progress on this replica (awaited on shutdown). */
   private readonly active = new Set<Promise<void>>();
-  private readonly stopping = new AbortController();
-  private readonly commits: OrderCommitter;
-  private readonly attempt: OrderAttempt;
-  private readonly tracker: OrderTracker;
-  private readonly settlement: OrderSettlement;
 
   constructor(
-    dataSource: DataSource,
-    private readonly config: CheckoutConfig,
+    private readonly repo: OrderRepository,
+    private readonly commits: OrderCommitter,
+    private readonly attempt: OrderAttempt,
+    private readonly tracker: OrderTracker,
+    private readonly settlement: OrderSettlement,
     private readonly transactions: TransactionsService,
-    upstream: UpstreamClient,
-    integrator: CheckoutIntegrator,
-    catalog: CatalogSyncService,
+    private readonly config: CheckoutConfig,
+    work: DurableWorkService,
     metrics: CheckoutMetrics,
   ) {
-    this.repo = new OrderRepository(dataSource);
+    this.instanceId = work.instanceId;
     armCrashPoints(config.CHECKOUT_CRASH_POINTS, config.crashPointsAllowed);
     metrics.registerGauges(() => this.repo.gauges());
-    this.commits = new OrderCommitter(this.repo, this.instanceId, config, metrics, this.logger);
-    this.tracker = new OrderTracker(this.commits, transactions, config, this.stopping.signal);
-    this.attempt = new OrderAttempt(this.commits, this.tracker, transactions, integrator, config);
-    this.settlement = new OrderSettlement(this.commits, transactions, upstream, catalog, dataSource, config);
   }
 
   /** Upstream idempotency key of an attempt: derived from (order, attempt), so every retry reuses it. */
@@ -78,9 +67,8 @@ export class CheckoutDriver implements OnModuleDestroy {
     return this.active.size;
   }
 
-  /** Shutdown: tracking loops hand their orders back at once; waits for the drives in progress. */
+  /** Shutdown: waits for the drives in progress (OrderTracker's polls hand their orders back at once). */
   async onModuleDestroy(): Promise<void> {
-    this.stopping.abort();
     await Promise.allSettled(this.active);
   }
 
@@ -91,7 +79,7 @@ export class CheckoutDriver implements OnModuleDestroy {
 
   private async claimAndDrive(orderId: string): Promise<void> {
     try {
-      const claimed = await this.repo.claimOne(orderId, this.instanceId, this.config.CHECKOUT_LEASE_MS);
+      const claimed = await this.repo.claimOne(orderId, this.config.CHECKOUT_LEASE_MS);
       if (claimed) await this.drive(claimed);
     } catch (error) {
       this.logger.warn({ err: error, orderId }, 'checkout wake-up failed');
@@ -119,8 +107,9 @@ export class CheckoutDriver implements OnModuleDestroy {
     } catch (error) {
       this.logger.error({ err: error, orderId: order.id }, 'checkout step crashed');
       const message = error instanceof Error ? error.message : 'step failed';
+      const held = current ?? order;
       await this.repo
-        .release(order.id, this.instanceId, this.commits.backoff(current ?? order), `INTERNAL: ${message}`)
+        .release(held.id, this.commits.claim(held), this.commits.backoff(held), `INTERNAL: ${message}`)
         .catch(() => undefined);
     }
   }

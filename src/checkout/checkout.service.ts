@@ -5,14 +5,14 @@ import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
 import { requireIdempotencyKey } from '../common/idempotency-key';
 import { TransactionsService } from '../transactions/transactions.service';
-import { CHECKOUT_ON_FINAL, type PrefetchedRevalidation } from './checkout.context';
+import { CHECKOUT_ON_FINAL, attemptOfKey, type PrefetchedRevalidation } from './checkout.context';
 import { CheckoutDriver } from './checkout.driver';
 import { CheckoutErrors } from './checkout.errors';
 import { crashPoint } from './crash-points';
 import { CheckoutIntegrator } from './checkout.integrator';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderEntity } from './order.entity';
-import type { CreateResult, NewOrder } from './order.repository';
+import { OrderRepository, type CreateResult, type NewOrder } from './order.repository';
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -26,7 +26,7 @@ export interface CreateOutcome {
 /**
  * Orders: create (the order and its key committed before anything goes upstream, then driven at once by this
  * replica), read with an optional bounded long-poll, look up by key, list. The state machine is CheckoutDriver;
- * the recovery worker (checkout.scheduler.ts) resumes what a crash or a deferred step left.
+ * the recovery worker (checkout.worker.ts) resumes what a crash or a deferred step left.
  */
 @Injectable()
 export class CheckoutService implements OnModuleInit {
@@ -35,6 +35,7 @@ export class CheckoutService implements OnModuleInit {
 
   constructor(
     private readonly driver: CheckoutDriver,
+    private readonly repo: OrderRepository,
     private readonly config: CheckoutConfig,
     private readonly integrator: CheckoutIntegrator,
     private readonly transactions: TransactionsService,
@@ -44,8 +45,22 @@ export class CheckoutService implements OnModuleInit {
   onModuleInit(): void {
     // A ledger transaction of an order became final: resume that order now instead of at its next poll.
     this.transactions.registerFinalHandler(CHECKOUT_ON_FINAL, async (record) => {
-      const orderId = await this.driver.repo.wakeByTransactionRecord(record.id);
+      const orderId = await this.repo.wakeByTransactionRecord(record.id);
       if (orderId) void this.driver.wake(orderId);
+      // A purchase that landed for an order already closed otherwise (a stale drive's submission of an attempt
+      // the order never recorded, after another drive gave up on it): the order is reopened at `lookup`, and
+      // the purchase status by that attempt's key confirms it. Never left failed with the buyer owning the ticket.
+      const attempt = record.status === 'confirmed' ? attemptOfKey(record.idempotencyKey) : null;
+      if (!orderId && attempt) {
+        const reopened = await this.repo.reopenLanded(attempt.orderId, attempt.attempt, record);
+        if (reopened) {
+          this.logger.warn(
+            { orderId: reopened, attempt: attempt.attempt, transactionId: record.id },
+            'checkout order reopened: a transaction of its attempt landed after the order was closed',
+          );
+          void this.driver.wake(reopened);
+        }
+      }
     });
   }
 
@@ -121,7 +136,7 @@ export class CheckoutService implements OnModuleInit {
   private createOrGet(input: NewOrder, onSent: () => void): Promise<CreateResult> {
     const c = this.config;
     crashPoint('before_commit_created');
-    return this.driver.repo.createOrGet(
+    return this.repo.createOrGet(
       input,
       this.driver.instanceId,
       c.CHECKOUT_LEASE_MS,
@@ -160,7 +175,7 @@ export class CheckoutService implements OnModuleInit {
     idempotencyKey: string | undefined,
   ): Promise<{ items: OrderResponse[]; next_cursor: string | null }> {
     if (idempotencyKey !== undefined) {
-      const found = await this.driver.repo.findByKey(clientId, idempotencyKey);
+      const found = await this.repo.findByKey(clientId, idempotencyKey);
       return { items: found ? [await this.view(found)] : [], next_cursor: null };
     }
     const binding = { sort: 'created_desc', filters: {} };
@@ -170,7 +185,7 @@ export class CheckoutService implements OnModuleInit {
       if (typeof id !== 'string' || !UUID.test(id)) throw CheckoutErrors.badCursor();
       after = id;
     }
-    const rows = await this.driver.repo.page(clientId, limit, after);
+    const rows = await this.repo.page(clientId, limit, after);
     const page = keysetPage(rows, limit, (o) => [o.id], this.cursors, binding);
     const decimals = await this.integrator.decimals();
     return { items: page.items.map((o) => toOrderResponse(o, decimals)), next_cursor: page.next_cursor };
@@ -188,14 +203,14 @@ export class CheckoutService implements OnModuleInit {
 
   private async owned(clientId: string, id: string): Promise<OrderEntity> {
     if (!UUID.test(id)) throw CheckoutErrors.notFound();
-    const order = await this.driver.repo.findOwned(clientId, id);
+    const order = await this.repo.findOwned(clientId, id);
     if (!order) throw CheckoutErrors.notFound();
     return order;
   }
 
   private async view(order: OrderEntity, withSteps = false): Promise<OrderResponse> {
     const decimals = order.stablecoinDecimals ?? (await this.integrator.decimals());
-    return toOrderResponse(order, decimals, withSteps ? await this.driver.repo.steps(order.id) : undefined);
+    return toOrderResponse(order, decimals, withSteps ? await this.repo.steps(order.id) : undefined);
   }
 }
 

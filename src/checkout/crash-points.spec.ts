@@ -18,6 +18,21 @@ describe('crashPoint', () => {
     expect(kills).toHaveLength(2);
   });
 
+  it('stops instead of killing at a point armed with :stop (the n-th time when asked)', () => {
+    const seen: string[] = [];
+    armCrashPoints(
+      'after_revalidate@2:stop,before_sign',
+      true,
+      () => seen.push('kill'),
+      () => seen.push('stop'),
+    );
+    crashPoint('after_revalidate');
+    expect(seen).toEqual([]);
+    crashPoint('after_revalidate');
+    crashPoint('before_sign');
+    expect(seen).toEqual(['stop', 'kill']);
+  });
+
   it('is inert unless allowed (NODE_ENV=test)', () => {
     const kills: string[] = [];
     armCrashPoints('before_sign', false, () => kills.push('kill'));

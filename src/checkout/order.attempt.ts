@@ -1,6 +1,8 @@
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { CheckoutConfig } from '../config/checkout.config';
-import type { TransactionsService } from '../transactions/transactions.service';
+import { CheckoutConfig } from '../config/checkout.config';
+import { LeaseLostError } from '../durable-work/lease.sql';
+import { TransactionsService } from '../transactions/transactions.service';
 import {
   CHECKOUT_ON_FINAL,
   transactionKey,
@@ -9,18 +11,19 @@ import {
   type StepResult,
   type TxRecord,
 } from './checkout.context';
-import { batchFromWire, type CheckoutIntegrator, type Revalidation } from './checkout.integrator';
+import { batchFromWire, CheckoutIntegrator, type Revalidation } from './checkout.integrator';
 import { crashPoint } from './crash-points';
-import { describeError, type OrderCommitter } from './order.committer';
+import { describeError, OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
 import type { AuditStep, OrderPatch } from './order.repository';
-import type { OrderTracker } from './order.tracker';
+import { OrderTracker } from './order.tracker';
 
 /**
  * One attempt of an order up to its first submission: the live revalidation, the signing of `accept_offer_v2`
  * through the buyer's wallet with the attempt's derived key, and the first send of the signed bytes (the
  * recovery points `revalidate`, `sign` and `submit`).
  */
+@Injectable()
 export class OrderAttempt {
   constructor(
     private readonly commits: OrderCommitter,
@@ -132,12 +135,16 @@ export class OrderAttempt {
           requestId: order.requestId,
           batch: revalidated.batch ?? null,
           upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
+          leaseToken: order.leaseToken,
         }),
         {
           requestId: order.requestId ?? undefined,
           followUpMs: this.config.CHECKOUT_LEASE_MS,
-          // The key is the order's (committed with it): signing need not wait for the ledger's commit.
-          signAlongsideInsert: true,
+          // The key is the order's (committed with it): signing need not wait for the ledger's commit, while this
+          // drive's lease is provably young (less than half of it gone by this process's clock since the
+          // statement that took or renewed it was sent). A drive resumed after a long stall inserts first: the
+          // insert is fenced by its token, so a drive whose order was claimed again signs nothing.
+          signAlongsideInsert: performance.now() - order.heldSince < this.config.CHECKOUT_LEASE_MS / 2,
           onSigned: () => {
             crashPoint('after_sign');
             crashPoint('before_submit');
@@ -162,6 +169,8 @@ export class OrderAttempt {
         },
       );
     } catch (error) {
+      // The order was claimed again before this attempt bound its batch to the key: the new holder decides.
+      if (error instanceof LeaseLostError) return null;
       // Signing failed, or recording its signature did (the bytes may then have left: the `sign` step signs
       // again with the same key and sends the same bytes). The revalidation is committed, then the error decides;
       // a key that holds another request goes to `lookup` in the same commit.
@@ -216,6 +225,7 @@ export class OrderAttempt {
     try {
       ({ record } = await this.transactions.sign(this.signInput(signing)));
     } catch (error) {
+      if (error instanceof LeaseLostError) return null;
       if (keyHoldsAnotherRequest(error))
         return this.commits.commit(signing, 'signing', { recoveryPoint: 'lookup' }, describeError(error));
       // A definite refusal (4xx) means nothing was signed; anything else: same key again later.
@@ -249,6 +259,7 @@ export class OrderAttempt {
       try {
         ({ record: stored } = await this.transactions.sign(this.signInput(order)));
       } catch (error) {
+        if (error instanceof LeaseLostError) return null;
         return this.commits.retryLater(order, error);
       }
     }
@@ -259,7 +270,14 @@ export class OrderAttempt {
   private signInput(
     order: Pick<
       OrderEntity,
-      'id' | 'clientId' | 'attempt' | 'batch' | 'upstreamIdempotencyKey' | 'buyerSubject' | 'requestId'
+      | 'id'
+      | 'clientId'
+      | 'attempt'
+      | 'batch'
+      | 'upstreamIdempotencyKey'
+      | 'buyerSubject'
+      | 'requestId'
+      | 'leaseToken'
     >,
   ): Parameters<TransactionsService['sign']>[0] {
     if (!order.batch) throw new Error('order in signing without a batch');
@@ -274,6 +292,8 @@ export class OrderAttempt {
       onFinal: CHECKOUT_ON_FINAL,
       // Submitted right after: the ledger marks the submission in the statement recording the signature.
       submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
+      // The ledger binds this attempt's batch to its key only while this drive's claim of the order is current.
+      ...(order.leaseToken && { fence: { table: 'orders' as const, id: order.id, token: order.leaseToken } }),
     };
   }
 }

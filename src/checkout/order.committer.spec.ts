@@ -1,8 +1,9 @@
 import fc from 'fast-check';
-import type { Logger } from '@nestjs/common';
-import { describe, expect, it } from 'vitest';
+import { Logger } from '@nestjs/common';
+import { describe, expect, it, vi } from 'vitest';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
+import type { DurableWorkService } from '../durable-work/durable-work.service';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { CheckoutMetrics } from './checkout.metrics';
 import { describeError, OrderCommitter } from './order.committer';
@@ -28,22 +29,32 @@ function setup(options: { fenced?: boolean } = {}) {
     },
   } as unknown as OrderRepository;
   const metrics = { observeFinal: (o: OrderEntity) => observed.push(o) } as unknown as CheckoutMetrics;
-  const logger = {
-    log: (obj: Record<string, unknown>, msg: string) => logs.push({ level: 'log', obj, msg }),
-    warn: (obj: Record<string, unknown>, msg: string) => logs.push({ level: 'warn', obj, msg }),
-  } as unknown as Logger;
+  const fencedOff: unknown[] = [];
+  vi.spyOn(Logger.prototype, 'log').mockImplementation((obj: unknown, msg?: unknown) =>
+    logs.push({ level: 'log', obj: obj as Record<string, unknown>, msg: msg as string }),
+  );
+  vi.spyOn(Logger.prototype, 'warn').mockImplementation((obj: unknown, msg?: unknown) =>
+    logs.push({ level: 'warn', obj: obj as Record<string, unknown>, msg: msg as string }),
+  );
+  const work = {
+    instanceId: 'me',
+    fencedOff: (...args: unknown[]) => fencedOff.push(args),
+  } as unknown as DurableWorkService;
   const config = Object.assign(new CheckoutConfig(), {
     CHECKOUT_RETRY_BASE_DELAY_MS: 100,
     CHECKOUT_RETRY_MAX_DELAY_MS: 1000,
     CHECKOUT_LEASE_MS: 3000,
   });
-  const sut = new OrderCommitter(repo, 'me', config, metrics, logger);
-  return { sut, calls, observed, logs };
+  const sut = new OrderCommitter(repo, config, metrics, work);
+  // The policy's jitter at its top: each delay below is the ceiling the policy draws under.
+  sut.random = () => 1;
+  return { sut, calls, observed, logs, fencedOff };
 }
 
 function order(overrides: Partial<OrderEntity> = {}): OrderEntity {
   return {
     id: 'o-1',
+    leaseToken: '7',
     state: 'submitted' as OrderState,
     attempt: 1,
     recoveryPoint: 'track',
@@ -95,7 +106,16 @@ describe(OrderCommitter.name, () => {
     );
   });
 
-  it('commits fenced by lease owner, state and attempt, one log line per audit step', async () => {
+  it('draws each delay with full jitter below that ceiling (never above, and not always the same)', () => {
+    const { sut } = setup();
+    sut.random = Math.random;
+    const delays = Array.from({ length: 200 }, () => sut.backoff(order({ stepFailures: 3 })));
+    expect(Math.max(...delays)).toBeLessThanOrEqual(800);
+    expect(Math.min(...delays)).toBeGreaterThanOrEqual(0);
+    expect(new Set(delays).size).toBeGreaterThan(20);
+  });
+
+  it('commits fenced by the claim’s token, state and attempt, one log line per audit step', async () => {
     const { sut, calls, logs } = setup();
     const committed = await sut.commit(
       order({ state: 'signing', attempt: 2 }),
@@ -106,7 +126,11 @@ describe(OrderCommitter.name, () => {
     );
     expect(committed?.state).toBe('submitted');
     expect(calls).toHaveLength(1);
-    expect(calls[0].args.slice(0, 3)).toEqual(['o-1', 'me', { state: 'signing', attempt: 2 }]);
+    expect(calls[0].args.slice(0, 3)).toEqual([
+      'o-1',
+      { owner: 'me', token: '7' },
+      { state: 'signing', attempt: 2 },
+    ]);
     expect(calls[0].args[5]).toBe(3000);
     expect(logs.map((l) => [l.msg, l.obj.step, l.obj.state, l.obj.recoveryPoint])).toEqual([
       ['checkout step', 'signed', 'signed', 'submit'],
@@ -114,11 +138,12 @@ describe(OrderCommitter.name, () => {
     ]);
   });
 
-  it('a commit fenced out (lease lost) returns null, warns, and observes nothing', async () => {
-    const { sut, observed, logs } = setup({ fenced: true });
+  it('a commit fenced out (lease lost) returns null, warns, counts it as fenced off, and observes nothing', async () => {
+    const { sut, observed, logs, fencedOff } = setup({ fenced: true });
     expect(await sut.finish(order(), 'confirmed', null, null)).toBeNull();
     expect(observed).toEqual([]);
     expect(logs.map((l) => [l.level, l.msg])).toEqual([['warn', 'checkout step fenced out (lease lost)']]);
+    expect(fencedOff).toEqual([[{ table: 'orders', id: 'o-1', token: '7' }, 'commit']]);
   });
 
   it('finish: confirmed goes on to the mirror refresh, every other final state is done; observed once', async () => {
@@ -164,7 +189,12 @@ describe(OrderCommitter.name, () => {
     expect(calls).toEqual([
       {
         method: 'release',
-        args: ['o-1', 'me', 400, 'RATE_LIMITED 429: upstream submitTransaction: slow down'],
+        args: [
+          'o-1',
+          { owner: 'me', token: '7' },
+          400,
+          'RATE_LIMITED 429: upstream submitTransaction: slow down',
+        ],
       },
     ]);
   });

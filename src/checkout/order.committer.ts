@@ -1,30 +1,54 @@
-import type { Logger } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { CheckoutConfig } from '../config/checkout.config';
+import { CheckoutConfig } from '../config/checkout.config';
+import { backoffDelay, retryAfterOf, type BackoffSettings } from '../durable-work/backoff.policy';
+import { DurableWorkService } from '../durable-work/durable-work.service';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { StepResult } from './checkout.context';
 import type { OrderFailureCode } from './checkout.errors';
-import type { CheckoutMetrics } from './checkout.metrics';
+import { CheckoutMetrics } from './checkout.metrics';
 import { crashPoint, type CrashPointName } from './crash-points';
 import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
-import type { AuditStep, OrderPatch, OrderRepository } from './order.repository';
+import { OrderRepository, type AuditStep, type OrderPatch } from './order.repository';
 
 /** Names of the commits a step makes: each has its crash points `before_commit_<name>` / `after_commit_<name>`. */
 export type CommitName =
   'revalidated' | 'signing' | 'signed' | 'submitted' | 'expired' | 'new_attempt' | 'final';
 
+/** The orders queue's settings of the one backoff policy (durable-work/backoff.policy.ts; docs/RETRIES.md). */
+export function orderBackoffSettings(config: CheckoutConfig): BackoffSettings {
+  return {
+    baseMs: config.CHECKOUT_RETRY_BASE_DELAY_MS,
+    maxMs: config.CHECKOUT_RETRY_MAX_DELAY_MS,
+    retryAfterCapMs: 4 * config.CHECKOUT_RETRY_MAX_DELAY_MS,
+  };
+}
+
 /**
- * How every step of a drive ends: a commit fenced by this replica's lease (state and attempt as the step found
- * them), a final state, or the order handed back with a backoff. One log line per committed step.
+ * How every step of a drive ends: a commit fenced by the drive's claim (its token, and state and attempt as the
+ * step found them), a final state, or the order handed back with a backoff. One log line per committed step; a
+ * commit refused by the token is the drive's end (another claim holds the order) and is counted as fenced off.
  */
+@Injectable()
 export class OrderCommitter {
+  private readonly logger = new Logger('Checkout');
+  private readonly instanceId: string;
+  /** The backoff's jitter source (a spec fixes it to read the policy's ceiling). */
+  random: () => number = Math.random;
+
   constructor(
     private readonly repo: OrderRepository,
-    private readonly instanceId: string,
     private readonly config: CheckoutConfig,
     private readonly metrics: CheckoutMetrics,
-    private readonly logger: Logger,
-  ) {}
+    private readonly work: DurableWorkService,
+  ) {
+    this.instanceId = work.instanceId;
+  }
+
+  /** The drive's claim of `order`: who holds it, and the token every write is fenced by. */
+  claim(order: OrderEntity): { owner: string; token: string | null } {
+    return { owner: this.instanceId, token: order.leaseToken };
+  }
 
   /** Commits a final state: `confirmed` goes on to the mirror refresh, every other one is done. */
   finish(
@@ -71,7 +95,7 @@ export class OrderCommitter {
     for (const n of names) crashPoint(`before_commit_${n}` as CrashPointName);
     const committed = await this.repo.commit(
       order.id,
-      this.instanceId,
+      this.claim(order),
       { state: order.state, attempt: order.attempt },
       patch,
       { steps: audit, detail, requestId: order.requestId },
@@ -83,6 +107,8 @@ export class OrderCommitter {
         { orderId: order.id, requestId: order.requestId, step: audit.map((a) => a.step).join('+') },
         'checkout step fenced out (lease lost)',
       );
+      if (order.leaseToken)
+        this.work.fencedOff({ table: 'orders', id: order.id, token: order.leaseToken }, 'commit');
       return null;
     }
     for (const a of audit)
@@ -110,26 +136,26 @@ export class OrderCommitter {
       { orderId: order.id, requestId: order.requestId, step: order.recoveryPoint, error: message },
       'checkout step deferred',
     );
-    await this.repo.release(order.id, this.instanceId, this.backoff(order, error), message);
+    await this.repo.release(order.id, this.claim(order), this.backoff(order, error), message);
     return null;
   }
 
   /** Hands the order back, due again in `delayMs` (the worker of any replica continues it). */
   handBack(order: OrderEntity, delayMs: number): Promise<null> {
-    return this.repo.release(order.id, this.instanceId, delayMs, null).then(() => null);
+    return this.repo.release(order.id, this.claim(order), delayMs, null).then(() => null);
   }
 
-  /** The delay before a failed step runs again: exponential in the order's failures, Retry-After honoured. */
+  /**
+   * The delay before a failed step runs again: the one backoff policy (full jitter up to base·2^failures, capped
+   * at CHECKOUT_RETRY_MAX_DELAY_MS), Retry-After honoured up to 4× that maximum.
+   */
   backoff(order: OrderEntity, error?: unknown): number {
-    const { CHECKOUT_RETRY_BASE_DELAY_MS: base, CHECKOUT_RETRY_MAX_DELAY_MS: max } = this.config;
-    const delay = Math.min(max, base * 2 ** Math.min(20, order.stepFailures));
-    const asked =
-      error instanceof UpstreamError
-        ? (error.retryAfterMs ?? 0)
-        : error instanceof AppError
-          ? (error.retryAfterSeconds ?? 0) * 1000
-          : 0;
-    return Math.max(delay, Math.min(asked, max * 4));
+    return backoffDelay(
+      orderBackoffSettings(this.config),
+      order.stepFailures,
+      retryAfterOf(error),
+      this.random,
+    );
   }
 }
 

@@ -126,6 +126,17 @@ export class OrderEntity {
   @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
   leaseUntil: Date | null;
 
+  /**
+   * Not a column: when (performance.now(), this process) the statement that last took or renewed this drive's
+   * lease was sent, so no earlier than the database stamped `lease_until` from. 0 on a plain read. A drive sends a
+   * signing request alongside its fenced ledger insert only while less than half a lease has passed since.
+   */
+  heldSince = 0;
+
+  /** The fencing token of the current claim (durable-work/lease.sql.ts); bigint as text. */
+  @Column({ name: 'lease_token', type: 'bigint', nullable: true })
+  leaseToken: string | null;
+
   @Column({ name: 'created_at', type: 'timestamptz', insert: false })
   createdAt: Date;
 

@@ -1,7 +1,11 @@
 import { createHash } from 'node:crypto';
 import { escapeLiteral, type PoolClient } from 'pg';
-import type { DataSource, EntityManager } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type EntityManager } from 'typeorm';
 import { PreparedStatements } from '../common/prepared-statements';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import type { LeaseQueue } from '../durable-work/lease-queue';
+import { DROP_LEASE, fenced, fromNow, TOKEN_SEQUENCE } from '../durable-work/lease.sql';
 import {
   FINAL_ORDER_STATES,
   OrderEntity,
@@ -113,11 +117,18 @@ function toEntity(row: Row): OrderEntity {
   o.nextAttemptAt = row.next_attempt_at as Date | null;
   o.leaseOwner = row.lease_owner as string | null;
   o.leaseUntil = row.lease_until as Date | null;
+  o.leaseToken = (row.lease_token as string | null | undefined) ?? null;
   o.createdAt = row.created_at as Date;
   o.attemptStartedAt = row.attempt_started_at as Date;
   o.finalAt = row.final_at as Date | null;
   o.updatedAt = row.updated_at as Date;
   return o;
+}
+
+/** Stamps when the statement that took or renewed the order's lease was sent (OrderEntity.heldSince). */
+function held(order: OrderEntity, sentAt: number): OrderEntity {
+  order.heldSince = sentAt;
+  return order;
 }
 
 function sqlValue(key: keyof typeof PATCHABLE, value: unknown): unknown {
@@ -136,7 +147,7 @@ export function buyerLockKey(clientId: string, buyerSubject: string): bigint {
   const digest = createHash('sha256').update(`orders:${clientId}\n${buyerSubject}`, 'utf8').digest();
   return digest.readBigInt64BE(0);
 }
-const LEASE = (param: string): string => `clock_timestamp() + make_interval(secs => ${param}::float8 / 1000)`;
+const LEASE = fromNow;
 
 /**
  * The order insert (after the buyer's lock): the existing order of the key, else the buyer's limit counts, else
@@ -159,9 +170,9 @@ export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_i
          ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
              event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
-             next_attempt_at)
+             lease_token, next_attempt_at)
            SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::u64, $8::u64, $9::u64, 'created',
-             'revalidate', $10::text, ${LEASE('$11')},
+             'revalidate', $10::text, ${LEASE('$11')}, nextval('${TOKEN_SEQUENCE}'),
              ${LEASE('$11')}
            FROM counts
            WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13::int AND counts.per_event < $14::int
@@ -189,15 +200,28 @@ function inlineParams(sql: string, params: readonly unknown[]): string {
 
 /**
  * The only code that reads or writes `orders` and `order_steps`. Hand-written SQL: every step is one
- * conditional UPDATE fenced by the lease owner and the expected (state, attempt), with its audit row appended
- * in the same statement, so two drivers can never both commit a step and the audit never disagrees.
+ * conditional UPDATE fenced by the claim's token (durable-work/lease.sql.ts) and the expected (state, attempt),
+ * with its audit row appended in the same statement, so two drives can never both commit a step (not even two
+ * in one process: each claim has its own token) and the audit never disagrees.
  */
+@Injectable()
 export class OrderRepository {
   /** The per-step statements run as named prepared statements (fixed texts; see PreparedStatements). */
   private readonly prepared: PreparedStatements;
+  /** Claims of due orders (the worker) and wake-ups, through the durable-work block. */
+  readonly queue: LeaseQueue;
 
-  constructor(private readonly dataSource: DataSource) {
+  constructor(
+    private readonly dataSource: DataSource,
+    work: DurableWorkService,
+  ) {
     this.prepared = new PreparedStatements(dataSource, 'orders');
+    this.queue = work.queue({
+      name: 'orders',
+      table: 'orders',
+      dueFilter: `recovery_point <> 'done'`,
+      wakeFilter: `recovery_point <> 'done'`,
+    });
   }
 
   private async rows(sql: string, params: unknown[], manager?: EntityManager): Promise<Row[]> {
@@ -273,12 +297,16 @@ export class OrderRepository {
            ],
          )}`,
       );
+      const sentAt = performance.now();
       onSent?.();
       const results = (await sending) as unknown as { rows: Row[] }[];
       const row = results[1]?.rows[0];
       if (!row) throw new Error('order insert returned nothing');
       if (row.id !== null && row.id !== undefined)
-        return { kind: row.inserted === true ? 'inserted' : 'existing', order: toEntity(row) };
+        return {
+          kind: row.inserted === true ? 'inserted' : 'existing',
+          order: held(toEntity(row), row.inserted === true ? sentAt : 0),
+        };
       const open = (row.limit_open as number) ?? 0;
       if (open >= limits.maxOpen) return { kind: 'open_limit', open };
       return { kind: 'event_limit', count: (row.limit_per_event as number) ?? 0 };
@@ -288,27 +316,28 @@ export class OrderRepository {
   }
 
   /**
-   * Commits one step: applies `patch` only if `owner` still holds the lease and the order is still at
+   * Commits one step: applies `patch` only if the claim `token` is still current and the order is still at
    * (`expect.state`, `expect.attempt`), renews the lease, resets the step's failure count and appends the audit
    * rows (one per step name, in order; a row may name the state/recovery point it stands for, by default the
    * committed ones). A final state sets `final_at`; `recoveryPoint: 'done'` clears `next_attempt_at` (otherwise
    * it is the lease's end: the worker's fallback if this driver dies). Null: fenced out.
    */
-  commit(
+  async commit(
     id: string,
-    owner: string,
+    claim: { owner: string; token: string | null },
     expect: { state: OrderState; attempt: number },
     patch: OrderPatch,
     audit: { steps: AuditStep[]; detail?: string | null; requestId?: string | null },
     leaseMs: number,
   ): Promise<OrderEntity | null> {
-    const params: unknown[] = [id, owner, expect.state, expect.attempt, leaseMs];
+    const params: unknown[] = [id, claim.owner, expect.state, expect.attempt, leaseMs];
     params.push(
       audit.steps.map((s) => s.step),
       audit.steps.map((s) => s.state ?? null),
       audit.steps.map((s) => s.recoveryPoint ?? null),
       audit.detail ?? null,
       audit.requestId ?? null,
+      claim.token,
     );
     const sets: string[] = [];
     for (const [key, value] of Object.entries(patch) as [keyof typeof PATCHABLE, unknown][]) {
@@ -316,7 +345,8 @@ export class OrderRepository {
       const cast = key === 'batch' || key === 'previousAttempts' ? '::jsonb' : '';
       sets.push(`${PATCHABLE[key]} = $${params.length}${cast}`);
     }
-    return this.one(
+    const sentAt = performance.now();
+    const committed = await this.one(
       `WITH up AS (
          UPDATE orders SET ${sets.map((s) => `${s}, `).join('')}
            lease_until = ${LEASE('$5')}, step_failures = 0, last_error = NULL,
@@ -324,7 +354,7 @@ export class OrderRepository {
            ${patch.state && FINAL_ORDER_STATES.includes(patch.state) ? 'final_at = COALESCE(final_at, clock_timestamp()),' : ''}
            ${patch.attempt !== undefined ? 'attempt_started_at = clock_timestamp(),' : ''}
            updated_at = clock_timestamp()
-         WHERE id = $1 AND lease_owner = $2 AND state = $3 AND attempt = $4
+         WHERE id = $1 AND ${fenced('$11')} AND state = $3 AND attempt = $4
          RETURNING *),
        ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor, request_id)
               SELECT up.id, up.attempt, s.step, COALESCE(s.state, up.state), COALESCE(s.point, up.recovery_point),
@@ -334,51 +364,47 @@ export class OrderRepository {
        SELECT * FROM up`,
       params,
     );
+    return committed && held(committed, sentAt);
   }
 
   /**
    * Gives the order back: due again in `delayMs` (for the worker or a wake-up), lease dropped. `error` counts a
    * failed step (the caller's backoff reads `step_failures`) and is recorded as an audit row.
    */
-  async release(id: string, owner: string, delayMs: number, error: string | null): Promise<void> {
-    await this.dataSource.query(
+  async release(
+    id: string,
+    claim: { owner: string; token: string | null },
+    delayMs: number,
+    error: string | null,
+  ): Promise<boolean> {
+    const result = await this.dataSource.query<[unknown[], number] | unknown[]>(
       `WITH up AS (
-         UPDATE orders SET lease_owner = NULL, lease_until = NULL,
+         UPDATE orders SET ${DROP_LEASE},
            next_attempt_at = CASE WHEN recovery_point = 'done' THEN NULL ELSE ${LEASE('$3')} END,
            step_failures = step_failures + CASE WHEN $4::text IS NULL THEN 0 ELSE 1 END,
            last_error = COALESCE($4, last_error), updated_at = clock_timestamp()
-         WHERE id = $1 AND lease_owner = $2 RETURNING *)
-       INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor)
-       SELECT id, attempt, 'retry_scheduled', state, recovery_point, $4, $2 FROM up WHERE $4::text IS NOT NULL`,
-      [id, owner, delayMs, error === null ? null : error.slice(0, 500)],
+         WHERE id = $1 AND ${fenced('$5')} RETURNING *),
+       ev AS (INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor)
+              SELECT id, attempt, 'retry_scheduled', state, recovery_point, $4, $2 FROM up WHERE $4::text IS NOT NULL)
+       SELECT 1 FROM up`,
+      [id, claim.owner, delayMs, error === null ? null : error.slice(0, 500), claim.token],
     );
+    const released = (Array.isArray(result[0]) ? result[0] : result).length === 1;
+    if (released) this.queue.released();
+    return released;
   }
 
-  /** Claims up to `limit` due orders whose lease is free or expired (FOR UPDATE SKIP LOCKED, then a lease). */
-  async claimDue(owner: string, leaseMs: number, limit: number): Promise<OrderEntity[]> {
-    const rows = await this.rows(
-      `UPDATE orders SET lease_owner = $1, lease_until = ${LEASE('$2')}
-       WHERE id IN (
-         SELECT id FROM orders
-         WHERE recovery_point <> 'done' AND next_attempt_at <= clock_timestamp()
-           AND (lease_until IS NULL OR lease_until < clock_timestamp())
-         ORDER BY next_attempt_at LIMIT $3
-         FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [owner, leaseMs, limit],
-    );
-    return rows.map(toEntity);
+  /** Claims up to `limit` due orders whose lease is free or expired (SKIP LOCKED, a new token each). */
+  async claimDue(leaseMs: number, limit: number): Promise<OrderEntity[]> {
+    const sentAt = performance.now();
+    return (await this.queue.claimDue(limit, leaseMs)).map((row) => held(toEntity(row), sentAt));
   }
 
-  /** Claims one order now (a wake-up) if its lease is free or expired. */
-  claimOne(id: string, owner: string, leaseMs: number): Promise<OrderEntity | null> {
-    return this.one(
-      `UPDATE orders SET lease_owner = $2, lease_until = ${LEASE('$3')}
-       WHERE id = (SELECT id FROM orders WHERE id = $1 AND recovery_point <> 'done'
-                     AND (lease_until IS NULL OR lease_until < clock_timestamp()) FOR UPDATE SKIP LOCKED)
-       RETURNING *`,
-      [id, owner, leaseMs],
-    );
+  /** Claims one order now (a wake-up) if its lease is free or expired (a new token). */
+  async claimOne(id: string, leaseMs: number): Promise<OrderEntity | null> {
+    const sentAt = performance.now();
+    const row = await this.queue.claimOne(id, leaseMs);
+    return row ? held(toEntity(row), sentAt) : null;
   }
 
   /** Makes an order due now (after its ledger transaction became final); returns whether one was found. */
@@ -387,6 +413,45 @@ export class OrderRepository {
       `UPDATE orders SET next_attempt_at = clock_timestamp()
        WHERE transaction_record_id = $1 AND recovery_point <> 'done' RETURNING id`,
       [transactionRecordId],
+    );
+    return (row?.id as string | undefined) ?? null;
+  }
+
+  /**
+   * Reopens an order closed as anything but `confirmed` whose attempt `attempt` has a confirmed ledger
+   * transaction (`record`): back to `submitted` at `lookup`, that attempt's key and ids restored, due now, with a
+   * `reopened` audit row. The lookup then confirms it by the purchase status. Returns the id when reopened.
+   */
+  async reopenLanded(
+    id: string,
+    attempt: number,
+    record: {
+      id: string;
+      upstreamIdempotencyKey: string;
+      custodialTransactionId: string | null;
+      feePayerSignature: string | null;
+    },
+  ): Promise<string | null> {
+    const [row] = await this.rows(
+      `WITH up AS (
+         UPDATE orders SET state = 'submitted', recovery_point = 'lookup', attempt = $2, final_at = NULL,
+           failure_code = NULL, failure_reason = NULL, upstream_idempotency_key = $3, transaction_record_id = $4,
+           custodial_transaction_id = $5, transaction_signature = $6, upstream_status = 'confirmed',
+           step_failures = 0, next_attempt_at = clock_timestamp(), updated_at = clock_timestamp()
+         WHERE id = $1 AND state IN ('failed', 'rejected', 'landed_with_error') RETURNING *)
+       INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor)
+       SELECT id, attempt, 'reopened', state, recovery_point,
+         'a transaction of this attempt landed after the order was closed', 'reconciler'
+       FROM up RETURNING order_id AS id`,
+      [
+        id,
+        attempt,
+        record.upstreamIdempotencyKey,
+        record.id,
+        record.custodialTransactionId,
+        record.feePayerSignature,
+      ],
+      this.dataSource.manager,
     );
     return (row?.id as string | undefined) ?? null;
   }

@@ -1,13 +1,14 @@
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
 import { poolGateOf, Semaphore } from '../database/pool-gate';
-import type { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
-import type { CheckoutConfig } from '../config/checkout.config';
-import type { TransactionsService } from '../transactions/transactions.service';
-import type { UpstreamClient } from '../upstream/upstream.client';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
+import { CheckoutConfig } from '../config/checkout.config';
+import { TransactionsService } from '../transactions/transactions.service';
+import { UpstreamClient } from '../upstream/upstream.client';
 import { UpstreamError } from '../upstream/upstream.error';
 import { upstreamKeyOf, type StepResult } from './checkout.context';
 import { crashPoint } from './crash-points';
-import { describeError, type OrderCommitter } from './order.committer';
+import { describeError, OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
 import { interpretPurchaseStatus } from './purchase-status';
 
@@ -18,6 +19,7 @@ const MAX_REFRESH_TRIES = 5;
  * What settles an order once tracking is out of the picture: the purchase status by key, asked before any new
  * attempt (the recovery point `lookup`), and the mirror's event refresh after `confirmed` (`refresh`).
  */
+@Injectable()
 export class OrderSettlement {
   /**
    * Mirror refreshes running on this replica. A refresh holds a pooled connection for its whole pass and takes

@@ -1,10 +1,12 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { CheckoutConfig } from '../config/checkout.config';
-import type { TransactionsService } from '../transactions/transactions.service';
+import { CheckoutConfig } from '../config/checkout.config';
+import { LeaseLostError } from '../durable-work/lease.sql';
+import { TransactionsService } from '../transactions/transactions.service';
 import type { DriveContext, Sent, StepResult, TxRecord } from './checkout.context';
 import { crashPoint } from './crash-points';
-import type { OrderCommitter } from './order.committer';
+import { OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
 import type { OrderPatch } from './order.repository';
 
@@ -14,17 +16,24 @@ const MAX_POLLS_PER_DRIVE = 100_000;
 /**
  * An order's submissions and its tracking to a final status: sends the signed bytes through the ledger (safe to
  * repeat), polls in process at the client's cadence, and turns the ledger's final status into the order's.
+ * On shutdown the polls stop at once and their orders are handed back (any replica's worker continues them).
  */
-export class OrderTracker {
+@Injectable()
+export class OrderTracker implements OnModuleDestroy {
   /** Orders being polled in process right now (capped by CHECKOUT_WORKER_BATCH). */
   private tracking = 0;
+  private readonly shutdown = new AbortController();
+  private readonly stopping = this.shutdown.signal;
 
   constructor(
     private readonly commits: OrderCommitter,
     private readonly transactions: TransactionsService,
     private readonly config: CheckoutConfig,
-    private readonly stopping: AbortSignal,
   ) {}
+
+  onModuleDestroy(): void {
+    this.shutdown.abort();
+  }
 
   /**
    * Sends the signed bytes through the ledger (safe to repeat), crash points around it; the ledger's record after
@@ -47,6 +56,10 @@ export class OrderTracker {
       const { record, answeredAt } = await this.transactions.send(stored, {
         requestId: order.requestId ?? undefined,
         followUpMs: this.config.CHECKOUT_LEASE_MS,
+        // A first submission is marked (and sent) only while this drive's claim is current.
+        ...(order.leaseToken && {
+          fence: { table: 'orders' as const, id: order.id, token: order.leaseToken },
+        }),
         ...(alongsideFinal && {
           alongsideFinal: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => {
             afterSubmit();
@@ -66,6 +79,8 @@ export class OrderTracker {
    * with the caller's `onRefused`); anything else → the same bytes again later.
    */
   onSendFailed(order: OrderEntity, error: unknown, onRefused: OrderPatch): StepResult {
+    // The order was claimed again (this drive stalled past its lease): nothing was sent; the new holder goes on.
+    if (error instanceof LeaseLostError) return Promise.resolve(null);
     if (error instanceof AppError && error.code === 'UPSTREAM_REJECTED')
       return this.commits.commit(order, 'submitted', onRefused, error.message);
     return this.commits.retryLater(order, error);

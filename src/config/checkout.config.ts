@@ -72,11 +72,13 @@ export class CheckoutConfig {
 
   /**
    * TEST ONLY: crash points (`name` or `name@n` = the n-th time, comma-separated) at which the process kills
-   * itself with SIGKILL (src/checkout/crash-points.ts). Honoured only when NODE_ENV=test; refused in production.
+   * itself with SIGKILL (src/checkout/crash-points.ts); `name:stop` stops it with SIGSTOP instead (a drive
+   * frozen past its lease; SIGCONT resumes it there). Honoured only when NODE_ENV=test; refused in production.
    */
   @IsOptional()
-  @Matches(/^[a-z_]+(@[1-9][0-9]{0,5})?(,[a-z_]+(@[1-9][0-9]{0,5})?)*$/, {
-    message: 'CHECKOUT_CRASH_POINTS must be a comma list of crash point names (name or name@n)',
+  @Matches(/^[a-z_]+(@[1-9][0-9]{0,5})?(:stop)?(,[a-z_]+(@[1-9][0-9]{0,5})?(:stop)?)*$/, {
+    message:
+      'CHECKOUT_CRASH_POINTS must be a comma list of crash point names (name or name@n, optionally :stop)',
   })
   CHECKOUT_CRASH_POINTS?: string;
 

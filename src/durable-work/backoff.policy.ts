@@ -24,7 +24,8 @@ export function backoffDelay(
   random: () => number = Math.random,
 ): number {
   const ceiling = backoffCeiling(settings, failures);
-  const jittered = Math.floor(random() * (ceiling + 1));
+  // Uniform over 0..ceiling inclusive (a source returning 1 reads the ceiling itself).
+  const jittered = Math.min(ceiling, Math.floor(random() * (ceiling + 1)));
   const asked = Math.min(Math.max(0, retryAfterMs), settings.retryAfterCapMs);
   return Math.max(jittered, asked);
 }

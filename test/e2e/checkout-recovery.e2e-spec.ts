@@ -3,7 +3,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { CheckoutDriver } from '../../src/checkout/checkout.driver';
 import { batchFromWire } from '../../src/checkout/checkout.integrator';
-import { CheckoutWorker } from '../../src/checkout/checkout.scheduler';
+import { CheckoutWorker } from '../../src/checkout/checkout.worker';
+import { TransactionsTracker } from '../../src/transactions/transactions.tracker';
 import { TransactionsService, type SignInput } from '../../src/transactions/transactions.service';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { issueTestKey, type TestClient } from '../support/auth-helpers';
@@ -11,7 +12,10 @@ import {
   CHECKOUT_TEST_ENV,
   getOrder,
   market,
+  orderBody,
+  postOrder,
   revalidatedMarket,
+  waitFinal,
   ownerOf,
   type OrderBody,
   untilOwnedBy,
@@ -258,5 +262,33 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     );
     expect(await t.app.get(CheckoutWorker).tick()).toBe(0);
     expect((await getOrder(t.app, client.key, `/v1/orders/${id}`)).body.state).toBe('rejected');
+  });
+
+  it('an order closed as failed while its attempt’s transaction landed is reopened and confirmed by key', async () => {
+    const { listing, buyer } = market(t.sandbox, 'rec-reopen');
+    const posted = await postOrder(t.app, client.key, `reopen-${randomUUID()}`, orderBody(listing, buyer));
+    const { id } = posted.body;
+    expect((await waitFinal(t.app, client.key, id)).state).toBe('confirmed');
+    // Another drive closed the order without ever recording this attempt's transaction (a stale drive's
+    // submission it never saw), and the ledger's after-final handler has not run yet.
+    const [{ transaction_record_id: recordId }] = await db.query<{ transaction_record_id: string }[]>(
+      `SELECT transaction_record_id FROM orders WHERE id = $1`,
+      [id],
+    );
+    await db.query(
+      `UPDATE orders SET state = 'failed', recovery_point = 'done', failure_code = 'ATTEMPTS_EXHAUSTED',
+         failure_reason = 'closed elsewhere', transaction_record_id = NULL, custodial_transaction_id = NULL,
+         transaction_signature = NULL, upstream_status = NULL, next_attempt_at = NULL WHERE id = $1`,
+      [id],
+    );
+    await db.query(
+      `UPDATE ledger_transactions SET on_final_done_at = NULL, next_attempt_at = clock_timestamp() WHERE id = $1`,
+      [recordId],
+    );
+    expect(await t.app.get(TransactionsTracker).tick()).toBeGreaterThanOrEqual(1);
+    const done = await runWorkerUntilFinal(id);
+    expect(done).toMatchObject({ state: 'confirmed', attempt: 1, failure: null });
+    expect(done.steps?.map((s) => s.step)).toEqual(expect.arrayContaining(['reopened', 'confirmed']));
+    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
   });
 });

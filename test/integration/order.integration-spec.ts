@@ -1,6 +1,7 @@
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CREATE_SQL, OrderRepository, type NewOrder } from '../../src/checkout/order.repository';
+import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
 
 const LIMITS = { maxOpen: 2, maxPerEvent: 2, windowSeconds: 3600 };
@@ -17,7 +18,7 @@ describe(OrderRepository.name, () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 4 });
     dataSource = db.dataSource;
     clientId = await insertTestClient(dataSource, 'orders:write');
-    sut = new OrderRepository(dataSource);
+    sut = new OrderRepository(dataSource, durableWorkFor(dataSource));
   });
   afterAll(() => db?.close());
 
@@ -117,5 +118,59 @@ describe(OrderRepository.name, () => {
     // buyer's rows as before read ~125 for either buyer on the generic plan: the whole table.)
     expect(large.buffers).toBeLessThan(small.buffers + 20);
     expect(large.buffers).toBeLessThan(60);
+  });
+
+  const inserted = async (buyer: string) => {
+    const created = await create(order(buyer, 7_000_900n));
+    if (created.kind !== 'inserted') throw new Error(`not inserted: ${created.kind}`);
+    return created.order;
+  };
+  const expire = (id: string) =>
+    dataSource.query(
+      `UPDATE orders SET lease_until = clock_timestamp() - interval '1 s', next_attempt_at = clock_timestamp() - interval '1 s'
+       WHERE id = $1`,
+      [id],
+    );
+  const audit = { steps: [{ step: 'revalidated' }] };
+  const expect0 = { state: 'created' as const, attempt: 1 };
+
+  it('two drives of one order in one process cannot both commit: each claim has its own token', async () => {
+    const first = await inserted('zombie-a');
+    expect(first.leaseToken).toMatch(/^[1-9][0-9]*$/);
+    // The first drive stalls past its lease; the same process claims the order again (a wake-up).
+    await expire(first.id);
+    const second = await sut.claimOne(first.id, 60_000);
+    expect(second).not.toBeNull();
+    expect(BigInt(second?.leaseToken ?? 0)).toBeGreaterThan(BigInt(first.leaseToken ?? 0));
+    const owner = 'same-process';
+    const stale = await sut.commit(first.id, { owner, token: first.leaseToken }, expect0, {}, audit, 60_000);
+    expect(stale).toBeNull();
+    expect(await sut.release(first.id, { owner, token: first.leaseToken }, 0, 'late')).toBe(false);
+    const current = await sut.commit(
+      first.id,
+      { owner, token: second?.leaseToken ?? null },
+      expect0,
+      { state: 'revalidated' },
+      audit,
+      60_000,
+    );
+    expect(current?.state).toBe('revalidated');
+    expect((await sut.steps(first.id)).map((s) => s.step)).toEqual(['created', 'revalidated']);
+  });
+
+  it('concurrent claimers (replicas) take each due order at most once, each under a new token', async () => {
+    const ids: string[] = [];
+    for (let i = 0; i < 12; i++) ids.push((await inserted(`claimer-${i}`)).id);
+    for (const id of ids) await expire(id);
+    const claims = await Promise.all(
+      Array.from({ length: 4 }, () =>
+        new OrderRepository(dataSource, durableWorkFor(dataSource)).claimDue(60_000, 5),
+      ),
+    );
+    const claimed = claims.flat().filter((o) => ids.includes(o.id));
+    expect(new Set(claimed.map((o) => o.id)).size).toBe(claimed.length);
+    expect(claimed).toHaveLength(12);
+    expect(new Set(claimed.map((o) => o.leaseToken)).size).toBe(12);
+    expect((await sut.claimDue(60_000, 100)).filter((o) => ids.includes(o.id))).toEqual([]);
   });
 });

@@ -1,0 +1,114 @@
+import { Logger } from '@nestjs/common';
+import { describe, expect, it } from 'vitest';
+import { waitUntil } from '../../test/support/wait';
+import { WorkerLoop } from './worker-loop';
+
+/** A promise and its resolver (an item held in progress until the test lets it finish). */
+function gate(): { promise: Promise<void>; open: () => void } {
+  const g = {} as { promise: Promise<void>; open: () => void };
+  g.promise = new Promise<void>((resolve) => {
+    g.open = resolve;
+  });
+  return g;
+}
+
+function setup(concurrency: number, available: number) {
+  let left = available;
+  const asked: number[] = [];
+  const gates: ReturnType<typeof gate>[] = [];
+  const sut = new WorkerLoop<number>(
+    {
+      name: 'test',
+      intervalMs: 60_000,
+      concurrency,
+      claim: (room) => {
+        asked.push(room);
+        const n = Math.min(room, left);
+        left -= n;
+        return Promise.resolve(Array.from({ length: n }, (_, i) => i));
+      },
+      work: () => {
+        const g = gate();
+        gates.push(g);
+        return g.promise;
+      },
+    },
+    new Logger('test'),
+  );
+  return { sut, asked, gates };
+}
+
+describe(WorkerLoop.name, () => {
+  it('claims only the room left under its concurrency, and none while full', async () => {
+    const { sut, asked, gates } = setup(3, 10);
+    expect(await sut.tick()).toBe(3);
+    expect(sut.active).toBe(3);
+    expect(await sut.tick()).toBe(0);
+    gates[0].open();
+    await gates[0].promise;
+    await new Promise((r) => setImmediate(r));
+    expect(sut.active).toBe(2);
+    expect(await sut.tick()).toBe(1);
+    expect(asked).toEqual([3, 1]);
+    for (const g of gates) g.open();
+    await sut.stop();
+  });
+
+  it('stop() waits for every item in progress, then claims nothing more', async () => {
+    const { sut, gates } = setup(2, 10);
+    await sut.tick();
+    let stopped = false;
+    const stopping = sut.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    for (const g of gates) g.open();
+    await stopping;
+    expect(sut.active).toBe(0);
+    expect(await sut.tick()).toBe(0);
+  });
+
+  it('an item that fails is logged and leaves its slot free; it never rejects the pass', async () => {
+    const errors: unknown[] = [];
+    const logger = new Logger('test');
+    logger.error = (obj: unknown) => void errors.push(obj);
+    const sut = new WorkerLoop<number>(
+      {
+        name: 'failing',
+        intervalMs: 60_000,
+        concurrency: 1,
+        claim: () => Promise.resolve([1]),
+        work: () => Promise.reject(new Error('boom')),
+      },
+      logger,
+    );
+    expect(await sut.tick()).toBe(1);
+    await sut.stop();
+    expect(sut.active).toBe(0);
+    expect(errors).toHaveLength(1);
+  });
+
+  it('runs passes on its own timer after start(), the first after firstDelayMs', async () => {
+    let passes = 0;
+    const sut = new WorkerLoop<number>(
+      {
+        name: 'timed',
+        intervalMs: 5,
+        firstDelayMs: 0,
+        concurrency: 1,
+        claim: () => {
+          passes++;
+          return Promise.resolve([]);
+        },
+        work: () => Promise.resolve(),
+      },
+      new Logger('test'),
+    );
+    sut.start();
+    await waitUntil(() => passes >= 3, 2_000, 5);
+    await sut.stop();
+    const after = passes;
+    expect(after).toBeGreaterThanOrEqual(3);
+    await new Promise((r) => setTimeout(r, 30));
+    expect(passes).toBe(after);
+  });
+});
