@@ -108,11 +108,13 @@ export class TransactionsSigner {
         replayed: false,
       };
     if (record.fingerprint !== fingerprint) throw TransactionErrors.keyReused();
+    // A fenced caller (checkout's drive) whose key is already in the ledger goes on only while its claim is
+    // current: a stale drive neither replays nor resumes the signing (the new holder does). One read, off the
+    // fast path (a first signing inserts the record, fenced in the insert itself).
+    if (input.fence && !(await this.work.holds(input.fence, 'sign'))) throw new LeaseLostError(input.fence);
     if (record.phase === 'signed') return { record, replayed: true };
     if (record.phase === 'sign_rejected' && record.signError)
       throw TransactionErrors.replayedRejection(record.signError);
-    // Resuming an unknown signing repeats the same key and request (idempotent), but only for a current holder.
-    if (input.fence && !(await this.work.holds(input.fence, 'sign'))) throw new LeaseLostError(input.fence);
     const claimed = await this.repo.claimSigning(record.id, this.config.TX_LEASE_MS);
     if (!claimed) {
       const fresh = await this.repo.findById(record.id);
