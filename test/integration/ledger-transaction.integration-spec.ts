@@ -95,4 +95,27 @@ describe(LedgerTransactionRepository.name, () => {
     ).rejects.toThrow(/append-only/);
     expect((await sut.history(record.id)).map((h) => h.type)).toEqual(['created']);
   });
+
+  it('a tracker that stalls past its lease is fenced off: the row claimed again, its hand-back refused', async () => {
+    const { record } = await insert(randomUUID());
+    await dataSource.query(
+      `UPDATE ledger_transactions SET lease_until = NULL, lease_owner = NULL, next_attempt_at = now() - interval '1 s'
+       WHERE id = $1`,
+      [record.id],
+    );
+    const stale = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource));
+    const [claimedByA] = (await stale.claimDue(60_000, 100, 3_600_000)).filter((r) => r.id === record.id);
+    // A stalls: its lease runs out, and B (another replica) claims the row under a new token.
+    await dataSource.query(
+      `UPDATE ledger_transactions SET lease_until = clock_timestamp() - interval '1 s',
+         next_attempt_at = now() - interval '1 s' WHERE id = $1`,
+      [record.id],
+    );
+    const [claimedByB] = (await sut.claimDue(60_000, 100, 3_600_000)).filter((r) => r.id === record.id);
+    expect(BigInt(claimedByB.leaseToken ?? 0)).toBeGreaterThan(BigInt(claimedByA.leaseToken ?? 0));
+    expect(await stale.release(record.id, claimedByA.leaseToken, 'a', new Date(), 'late')).toBe(false);
+    expect(await sut.release(record.id, claimedByB.leaseToken, 'b', new Date(), 'done')).toBe(true);
+    const history = await sut.history(record.id);
+    expect(history.filter((h) => h.type === 'attempt').map((h) => h.detail)).toEqual(['done']);
+  });
 });
