@@ -5,7 +5,7 @@ import { DataSource, type EntityManager } from 'typeorm';
 import { PreparedStatements } from '../common/prepared-statements';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
-import { DROP_LEASE, fenced, fromNow, TOKEN_SEQUENCE } from '../durable-work/lease.sql';
+import { DROP_LEASE, fenced, fromNow, LEASE_COLUMNS, newLease, renewLease } from '../durable-work/lease.sql';
 import {
   FINAL_ORDER_STATES,
   OrderEntity,
@@ -169,10 +169,10 @@ export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_i
                     LIMIT $14::int) e)::int AS per_event),
          ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
-             event_id, ticket_id, expected_price_minor, state, recovery_point, lease_owner, lease_until,
-             lease_token, next_attempt_at)
+             event_id, ticket_id, expected_price_minor, state, recovery_point, ${LEASE_COLUMNS},
+             next_attempt_at)
            SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::u64, $8::u64, $9::u64, 'created',
-             'revalidate', $10::text, ${LEASE('$11')}, nextval('${TOKEN_SEQUENCE}'),
+             'revalidate', ${newLease('$10::text', '$11')},
              ${LEASE('$11')}
            FROM counts
            WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13::int AND counts.per_event < $14::int
@@ -349,7 +349,7 @@ export class OrderRepository {
     const committed = await this.one(
       `WITH up AS (
          UPDATE orders SET ${sets.map((s) => `${s}, `).join('')}
-           lease_until = ${LEASE('$5')}, step_failures = 0, last_error = NULL,
+           ${renewLease('$5')}, step_failures = 0, last_error = NULL,
            next_attempt_at = ${patch.recoveryPoint === 'done' ? 'NULL' : LEASE('$5')},
            ${patch.state && FINAL_ORDER_STATES.includes(patch.state) ? 'final_at = COALESCE(final_at, clock_timestamp()),' : ''}
            ${patch.attempt !== undefined ? 'attempt_started_at = clock_timestamp(),' : ''}

@@ -22,6 +22,19 @@ export function takeLease(owner: string, ms: string): string {
   return `lease_owner = ${owner}, lease_until = ${fromNow(ms)}, lease_token = nextval('${TOKEN_SEQUENCE}')`;
 }
 
+/** The lease columns of a row inserted already held (the creating replica drives it first). */
+export const LEASE_COLUMNS = `lease_owner, lease_until, lease_token`;
+
+/** The values for LEASE_COLUMNS: `owner` holds the new row for `ms` under a new token. */
+export function newLease(owner: string, ms: string): string {
+  return `${owner}, ${fromNow(ms)}, nextval('${TOKEN_SEQUENCE}')`;
+}
+
+/** SET fragment of a holder's renewal (a committed step): the lease runs `ms` from now again. */
+export function renewLease(ms: string): string {
+  return `lease_until = ${fromNow(ms)}`;
+}
+
 /** SET fragment of a hand-back: the lease dropped (the token stays: a stale holder's writes still miss). */
 export const DROP_LEASE = `lease_owner = NULL, lease_until = NULL`;
 

@@ -7,7 +7,8 @@ import {
   fenced,
   fromNow,
   holdsGuard,
-  TOKEN_SEQUENCE,
+  LEASE_COLUMNS,
+  newLease,
   type Fence,
 } from '../durable-work/lease.sql';
 import { PreparedStatements } from '../common/prepared-statements';
@@ -117,10 +118,10 @@ export class LedgerTransactionRepository {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
-           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, lease_owner, lease_until,
-           lease_token, next_attempt_at)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, $11, ${fromNow('$12')},
-           nextval('${TOKEN_SEQUENCE}'), ${fromNow('$13')}
+           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, ${LEASE_COLUMNS},
+           next_attempt_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, ${newLease('$11', '$12')},
+           ${fromNow('$13')}
          WHERE ${fence ? holdsGuard(fence.table, '$15', '$16') : 'true'}
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
          RETURNING *),
@@ -183,7 +184,7 @@ export class LedgerTransactionRepository {
          UPDATE ledger_transactions SET phase = 'signed', custodial_transaction_id = $3, signer_address = $4,
            fee_payer_address = $5, signed_transaction = $6, signed_transaction_digest = $7, message = $8,
            signature = $9, fee_payer_signature = $10, required_signers = $11, recent_blockhash = $12,
-           signed_at = clock_timestamp(), lease_owner = NULL, lease_until = NULL,
+           signed_at = clock_timestamp(), ${DROP_LEASE},
            next_attempt_at = CASE WHEN $13::boolean
              THEN clock_timestamp() + make_interval(secs => $15::float8 / 1000) END,
            submitted_at = CASE WHEN $13::boolean THEN clock_timestamp() END,
@@ -233,7 +234,7 @@ export class LedgerTransactionRepository {
          UPDATE ledger_transactions SET
            phase = CASE WHEN $3 THEN 'sign_rejected' ELSE phase END,
            sign_error = CASE WHEN $3 THEN $4::jsonb ELSE NULL END,
-           last_error = $5, lease_owner = NULL, lease_until = NULL,
+           last_error = $5, ${DROP_LEASE},
            next_attempt_at = CASE WHEN $3 THEN NULL
              ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
            updated_at = clock_timestamp()
