@@ -15,6 +15,8 @@ export interface QueueSpec {
   dueFilter?: string;
   /** Extra predicate of a row a wake-up may claim; may use parameters $4… given to claimOne. */
   wakeFilter?: string;
+  /** Extra SET fragments of a claim of due rows (the row as `t`), e.g. counting the try it starts. */
+  claimSet?: string;
 }
 
 /**
@@ -36,7 +38,7 @@ export class LeaseQueue {
   /** Claims up to `limit` due rows for `leaseMs` (SKIP LOCKED, a new token each). */
   async claimDue(limit: number, leaseMs: number, params: unknown[] = []): Promise<LeasedRow[]> {
     if (limit <= 0) return [];
-    const rows = await this.query(claimDueSql(this.spec.table, this.spec.dueFilter), [
+    const rows = await this.query(claimDueSql(this.spec.table, this.spec.dueFilter, this.spec.claimSet), [
       this.owner,
       leaseMs,
       limit,

@@ -65,15 +65,15 @@ export type LeasedTable = 'orders' | 'ledger_transactions';
  * Claims up to `$limit` due rows of `table`: `FOR UPDATE SKIP LOCKED` (two replicas never claim one row),
  * lease free or expired, `filter` an extra predicate (on the table's own columns). Returns `t.*` and
  * `lease_expired_owner`: the previous holder when the claim took an expired lease over (null when it was free).
- * Parameters: $1 owner, $2 lease ms, $3 limit, then the filter's.
+ * Parameters: $1 owner, $2 lease ms, $3 limit, then the filter's. `set` adds SET fragments (on `t`).
  */
-export function claimDueSql(table: LeasedTable, filter = 'true'): string {
+export function claimDueSql(table: LeasedTable, filter = 'true', set = ''): string {
   return `WITH due AS (
       SELECT id, lease_owner AS expired_owner FROM ${table}
       WHERE next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})
       ORDER BY next_attempt_at LIMIT $3
       FOR UPDATE SKIP LOCKED)
-    UPDATE ${table} t SET ${takeLease('$1', '$2')}
+    UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
     FROM due WHERE t.id = due.id
     RETURNING t.*, due.expired_owner AS lease_expired_owner`;
 }

@@ -693,8 +693,9 @@ export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
   const attempts = u.UPSTREAM_MAX_ATTEMPTS;
   const sign = upstreamCallWorstCase(u, 'sign').time.value ?? 0;
   const submit = upstreamCallWorstCase(u, 'submit').time.value ?? 0;
-  // The tracker's repeats keep sign_attempts (1): the delay is always the first ceiling (see the findings).
-  const signCeiling = backoffCeiling(backoff, 0);
+  // Each tracker repeat raises sign_attempts, so the ceiling doubles up to the maximum; the worst case in calls
+  // is every draw at 0 (full jitter), i.e. one repeat per tracker interval.
+  const signCeiling = backoffCeiling(backoff, 30);
   const window = t.TX_SIGN_RESOLVE_WINDOW_MS;
   const signCalls = Math.floor(window / interval) + 1;
   const signTime = window + sign;
@@ -728,8 +729,10 @@ export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
         `${num(t.TX_BLOCKHASH_LIFETIME_MS)} + ${num(t.TX_GIVE_UP_GRACE_MS)} + 2 × ${num(submit)} + ` +
           `${num(lastDelay)} + ${num(interval)} = ${num(sendTime)} ms`,
       ),
-      timeWithRetryAfter: unbounded(
-        "a failed re-send's Retry-After is longer: the next look waits all of it (uncapped)",
+      timeWithRetryAfter: finite(
+        sendTime - lastDelay + Math.max(lastDelay, backoff.retryAfterCapMs),
+        `as above with the last wait the capped Retry-After ${num(backoff.retryAfterCapMs)} ms = ` +
+          `${num(sendTime - lastDelay + Math.max(lastDelay, backoff.retryAfterCapMs))} ms`,
       ),
     },
     afterFinal: {
@@ -1049,14 +1052,15 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
         ['submissions until final or give-up', boundText(ledger.submissions.calls, 'count')],
         ['submissions: HTTP attempts', boundText(ledger.submissions.httpAttempts, 'count')],
         ['signing to give-up, no Retry-After', boundText(ledger.submissions.time, 'ms')],
-        ['signing to give-up, with Retry-After', boundText(ledger.submissions.timeWithRetryAfter, 'count')],
+        ['signing to give-up, with Retry-After', boundText(ledger.submissions.timeWithRetryAfter, 'ms')],
         ['after-final handler runs', boundText(ledger.afterFinal.runs, 'count')],
       ],
     ),
   );
   para(
-    `- An unknown signing is repeated every 0..${num(ledger.signing.delayCeilingMs)} ms (+ one tracker interval): the`,
-    "  tracker's repeats do not raise `sign_attempts`, so its delay stays at the first ceiling.",
+    `- An unknown signing is repeated after a delay drawn from 0..ceiling (+ one tracker interval); each repeat`,
+    `  raises \`sign_attempts\`, so the ceiling doubles up to ${num(ledger.signing.delayCeilingMs)} ms. The call count above`,
+    '  is the worst case of full jitter: every draw 0.',
     `- ${code('TX_SIGN_RESOLVE_WINDOW_MS')} is counted from the row's creation; an older unknown signing is no longer`,
     "  claimed by the tracker (a caller's retry with the same key still resumes it).",
   );
@@ -1104,8 +1108,7 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
     `  adds back ${RATE_LIMIT_RECOVERY_STEP * 100}% of ${code('UPSTREAM_RATE_LIMIT_RPS')}.`,
     `- **Orders**: a failed step waits max(jitter, min(Retry-After, ${num(order.backoff.retryAfterCapMs)} ms)); a 429`,
     '  without a Retry-After adds nothing to the jitter.',
-    `- **Ledger transactions**: the policy caps Retry-After at ${num(ledger.backoff.retryAfterCapMs)} ms, but a failed`,
-    "  re-send's Retry-After is applied uncapped, and a failed signing's is ignored (the delay is the jitter alone).",
+    `- **Ledger transactions**: a failed re-send or signing waits max(jitter, min(Retry-After, ${num(ledger.backoff.retryAfterCapMs)} ms)).`,
     '- **Catalog sync**: none at pass level (the client honours it inside each page call).',
     `- **Our own answers**: 503 \`DATABASE_BUSY\` with Retry-After 1 s; a signing in flight under the same key 409 with`,
     `  the seconds left on its lease (at most ${code('TX_LEASE_MS')}); 429 of our rate limits, upstream \`RATE_LIMITED\``,
@@ -1132,21 +1135,21 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
 
   para('## Unbounded loops');
   para(
-    'Loops the code does not bound (line numbers as of the commit that added this page):',
+    'Loops the code does not bound in time. Each is on the money path where the outcome is unknown: only the',
+    "upstream's answer may end it, because giving up could leave a purchase that landed marked failed. They retry",
+    'with the same key or the same bytes (harmless), under the capped backoff above, and they are watched:',
+    '`checkout_oldest_open_order_age_seconds` and `durable_work_oldest_due_age_seconds{queue}` grow while one runs.',
     '',
-    '- Checkout signing: a transient signing failure is retried with the same key and no give-up',
-    '  (src/checkout/order.attempt.ts:224, :252, :179).',
-    '- Checkout tracking: the order is re-sent and handed back every half lease for as long as the upstream answers a',
-    '  non-final status or a transient error (src/checkout/order.tracker.ts:71, :147); the ledger give-up does not',
-    '  stop it, the in-process send re-opens a stopped tracking (src/transactions/transactions.submitter.ts:54).',
-    '- Checkout purchase-status lookup: retried while it fails or says pending / unknown',
-    '  (src/checkout/order.settlement.ts:55, :60).',
-    '- Ledger after-final handler: retried while it throws or is missing on the replica, at a fixed ceiling',
-    '  (src/transactions/transactions.tracker-work.ts:110, `delayFor(config, 2)`).',
-    "- Ledger re-send after a 429: the next look waits the upstream's whole Retry-After, uncapped, which also",
-    '  postpones the give-up (src/transactions/transactions.submitter.ts:125).',
-    '- Catalog sync pass: no time limit; it runs while its lease renews (src/catalog-sync/sync-lease.ts:46), capped only',
-    `  by ${num(DEFAULT_MAX_PAGES)} pages (src/upstream/wire/pagination.ts:4).`,
+    '- Checkout signing (`OrderAttempt.sign`, `signAndSubmit`): a transient signing failure is retried with the same',
+    '  key and no give-up (a definite 4xx fails the order).',
+    '- Checkout tracking (`OrderTracker.track`): the order is re-sent and handed back every half lease for as long as',
+    "  the upstream answers a non-final status or a transient error; the in-process send re-opens the ledger's",
+    '  stopped tracking.',
+    '- Checkout purchase-status lookup (`OrderSettlement.lookup`): retried while it fails or says pending / unknown.',
+    '- Ledger after-final handler (`TransactionsTrackerWork`): retried while it throws or is missing on the replica,',
+    '  at a fixed ceiling (it has no failure count of its own).',
+    '- Catalog sync pass: no time limit; it runs while its lease renews (`HeldLease`), capped only',
+    `  by ${num(DEFAULT_MAX_PAGES)} pages (\`DEFAULT_MAX_PAGES\`).`,
   );
   return `${out.join('\n').trimEnd()}\n`;
 }

@@ -61,6 +61,8 @@ export class LedgerTransactionRepository {
       // Unknown signings are resolved only while young enough to matter ($4: the window, ms).
       dueFilter: `phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000)`,
       wakeFilter: `phase = 'signing'`,
+      // The tracker claims a signing row to call the upstream again: that try counts (its backoff grows with it).
+      claimSet: `sign_attempts = t.sign_attempts + CASE WHEN t.phase = 'signing' THEN 1 ELSE 0 END`,
     });
   }
 

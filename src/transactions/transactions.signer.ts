@@ -187,7 +187,7 @@ export class TransactionsSigner {
         actor,
         storedSignError(error),
         rejected,
-        delayFor(this.config, record.signAttempts),
+        delayFor(this.config, record.signAttempts, error),
       );
       throw upstreamFailure(error, 'signing');
     }

@@ -122,7 +122,8 @@ export class TransactionsSubmitter {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
       const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.excerpt ?? error.message}`;
-      const delay = Math.max(nextDelay, error.retryAfterMs ?? 0);
+      // A Retry-After is honoured as the one policy does: capped (a 429 cannot park tracking past its give-up).
+      const delay = Math.max(nextDelay, delayFor(this.config, record.submitAttempts + 1, error));
       const updated = await this.repo.recordSubmitError(record.id, actor, detail, rejected, delay);
       return { record: updated ?? record, answered: false };
     }

@@ -118,4 +118,18 @@ describe(LedgerTransactionRepository.name, () => {
     const history = await sut.history(record.id);
     expect(history.filter((h) => h.type === 'attempt').map((h) => h.detail)).toEqual(['done']);
   });
+
+  it('counts each tracker claim of an unknown signing as a signing try (its backoff grows with it)', async () => {
+    const { record } = await insert(randomUUID());
+    expect(record.signAttempts).toBe(1);
+    for (const expected of [2, 3]) {
+      await dataSource.query(
+        `UPDATE ledger_transactions SET lease_until = NULL, lease_owner = NULL, next_attempt_at = now() - interval '1 s'
+         WHERE id = $1`,
+        [record.id],
+      );
+      const [claimed] = (await sut.claimDue(60_000, 100, 3_600_000)).filter((r) => r.id === record.id);
+      expect(claimed.signAttempts).toBe(expected);
+    }
+  });
 });
