@@ -103,9 +103,9 @@ export class OrderAttempt {
    * key. Null when the attempt never reached the ledger.
    */
   private async resumedAttempt(order: OrderEntity): Promise<Revalidation | null> {
-    const record = await this.transactions.findByKey(order.clientId, transactionKey(order));
-    if (!record) return null;
-    const batch = (record.request as { platformInstructions?: Record<string, unknown> }).platformInstructions;
+    const found = await this.transactions.findByKey(order.clientId, transactionKey(order));
+    if (!found) return null;
+    const { batch } = found;
     if (batch?.instruction !== 'accept_offer_v2')
       throw new Error('the ledger transaction of this attempt is not a purchase');
     const decimals = await this.integrator.decimals();

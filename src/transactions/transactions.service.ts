@@ -142,9 +142,19 @@ export class TransactionsService {
     }
   }
 
-  /** The client's transaction made with this idempotency key, if any (checkout resumes an attempt with it). */
-  findByKey(clientId: string, idempotencyKey: string): Promise<LedgerTransactionEntity | null> {
-    return this.repo.findByKey(clientId, idempotencyKey);
+  /**
+   * The client's transaction made with this idempotency key, with the instruction batch it was asked to sign
+   * (`platformInstructions` as stored), or null: how checkout resumes an attempt with its own batch.
+   */
+  async findByKey(
+    clientId: string,
+    idempotencyKey: string,
+  ): Promise<{ record: LedgerTransactionEntity; batch: Record<string, unknown> | null } | null> {
+    const record = await this.repo.findByKey(clientId, idempotencyKey);
+    if (!record) return null;
+    const batch = (record.request as { platformInstructions?: Record<string, unknown> } | null)
+      ?.platformInstructions;
+    return { record, batch: batch ?? null };
   }
 
   /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
@@ -199,18 +209,6 @@ export class TransactionsService {
 
   history(id: string): Promise<TransactionEvent[]> {
     return this.repo.history(id);
-  }
-
-  // ---- used by TransactionsTracker -------------------------------------------------------------------
-
-  /** Claims up to `room` due rows for this replica (a lease and a fencing token on each). */
-  claimDue(room?: number): Promise<LedgerTransactionEntity[]> {
-    return this.trackerWork.claimDue(room);
-  }
-
-  /** One background attempt on a claimed row; always releases the lease and logs the attempt. */
-  work(record: LedgerTransactionEntity): Promise<void> {
-    return this.trackerWork.work(record);
   }
 
   // ---- internals ---------------------------------------------------------------------------------------
