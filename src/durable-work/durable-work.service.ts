@@ -1,4 +1,4 @@
-import { Injectable, Logger } from '@nestjs/common';
+import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
 import { backoffDelay, retryAfterOf, type BackoffSettings } from './backoff.policy';
 import { DurableWorkMetrics } from './durable-work.metrics';
@@ -14,9 +14,10 @@ import { WorkerLoop, type LoopSpec } from './worker-loop';
  * claiming them, not a second copy of the work.
  */
 @Injectable()
-export class DurableWorkService {
+export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestroy {
   private readonly logger = new Logger('DurableWork');
   private readonly queues = new Map<string, LeaseQueue>();
+  private readonly loops: WorkerLoop<unknown>[] = [];
 
   constructor(
     private readonly dataSource: DataSource,
@@ -62,9 +63,22 @@ export class DurableWorkService {
     );
   }
 
-  /** A worker loop (the caller starts it on bootstrap and stops it on shutdown). */
+  /**
+   * A worker loop, started once the application has bootstrapped (when `spec.enabled` is not false) and stopped
+   * on shutdown (claiming stops; the items in progress are awaited).
+   */
   loop<T>(spec: LoopSpec<T>): WorkerLoop<T> {
-    return new WorkerLoop(spec, this.logger);
+    const loop = new WorkerLoop(spec, this.logger);
+    this.loops.push(loop);
+    return loop;
+  }
+
+  onApplicationBootstrap(): void {
+    for (const loop of this.loops) if (loop.spec.enabled !== false) loop.start();
+  }
+
+  async onModuleDestroy(): Promise<void> {
+    await Promise.all(this.loops.map((loop) => loop.stop()));
   }
 
   /**

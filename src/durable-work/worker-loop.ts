@@ -5,6 +5,8 @@ import { inBackground } from '../database/pool-gate';
 export interface LoopSpec<T> {
   /** Log and metrics label. */
   name: string;
+  /** Runs on this replica (its feature's `*_ENABLED` setting); a disabled loop still ticks when called. */
+  enabled?: boolean;
   /** Pause between the end of one pass and the next. */
   intervalMs: number;
   /** The pause before the next pass, when it varies (a schedule with jitter); `intervalMs` otherwise. */
@@ -42,7 +44,9 @@ export class WorkerLoop<T> {
     return this.inFlight.size;
   }
 
+  /** Starts the timer (once: a second call while running does nothing). */
   start(): void {
+    if (this.timer !== null || this.pass !== null) return;
     this.stopped = false;
     this.schedule(this.spec.firstDelayMs ?? this.spec.intervalMs);
   }
