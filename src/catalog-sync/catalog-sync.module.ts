@@ -1,5 +1,4 @@
 import { Logger, Module } from '@nestjs/common';
-import { ScheduleModule } from '@nestjs/schedule';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
@@ -49,7 +48,6 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
  */
 @Module({
   imports: [
-    ScheduleModule.forRoot(),
     DurableWorkModule,
     TypeOrmModule.forFeature([
       EventEntity,
