@@ -9,15 +9,15 @@ import { Pool, type PoolClient } from 'pg';
 import pino from 'pino';
 import { SyncMetrics } from '../src/catalog-sync/catalog-sync.metrics';
 import { EventRepository } from '../src/catalog-sync/event.repository';
-import { JobLeaseRepository } from '../src/catalog-sync/job-lease.repository';
 import { ListingRepository } from '../src/catalog-sync/listing.repository';
 import { MirrorGenerationRepository } from '../src/catalog-sync/mirror-generation.repository';
 import { copyFrom, copyText } from '../src/catalog-sync/pg-copy';
 import { nullableBigintArray, numericArray, textArray } from '../src/catalog-sync/sql';
-import { startPass } from '../src/catalog-sync/sync-pass.runner';
+import { SyncPassRunner } from '../src/catalog-sync/sync-pass.runner';
 import { SyncPassRepository, type SyncPassRecord } from '../src/catalog-sync/sync-pass.repository';
 import { SyncConfig } from '../src/config/sync.config';
 import { createDataSource } from '../src/database/data-source';
+import { NamedLeaseRepository } from '../src/durable-work/named-lease.repository';
 import { startEmbeddedPostgres, type RunningPostgres } from '../src/database/embedded-postgres';
 import { httpGet, walkListingsRaw } from './sandbox-walk';
 import { UpstreamClient } from '../src/upstream/upstream.client';
@@ -117,22 +117,21 @@ async function syncPass(
     peakExternal = Math.max(peakExternal, m.external + m.arrayBuffers);
   }, 50);
   const started = process.hrtime.bigint();
-  const result = await startPass(
-    {
-      pool,
-      upstream,
-      config,
-      leases: new JobLeaseRepository(pool),
-      passes: new SyncPassRepository(pool),
-      events: new EventRepository(),
-      listings: new ListingRepository(),
-      generation: new MirrorGenerationRepository(pool),
-      metrics: new SyncMetrics(),
-      logger: quiet,
-      holderId: 'bench',
-    },
-    { resource: 'listings', scopeEventId: null, trigger: 'operator' },
+  // Built by hand (no Nest container): the same collaborators CatalogSyncModule provides, a quiet logger.
+  const runner = new SyncPassRunner(
+    pool,
+    upstream,
+    config,
+    new NamedLeaseRepository(pool),
+    new SyncPassRepository(pool),
+    new EventRepository(),
+    new ListingRepository(),
+    new MirrorGenerationRepository(pool),
+    new SyncMetrics(),
+    quiet,
+    'bench',
   );
+  const result = await runner.start({ resource: 'listings', scopeEventId: null, trigger: 'operator' });
   if (!result.started) throw new Error('lease busy');
   const pass = await result.done;
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;

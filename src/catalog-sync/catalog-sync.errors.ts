@@ -13,14 +13,6 @@ export class SyncPassNotFoundError extends AppError {
   }
 }
 
-/** The pass's lease was taken over (or could not be renewed): the pass stops writing at once. */
-export class LeaseLostError extends Error {
-  constructor(message = 'lease lost: another holder took the job over') {
-    super(message);
-    this.name = 'LeaseLostError';
-  }
-}
-
 /** The pass was cancelled (service shutdown). */
 export class PassCancelledError extends Error {
   constructor() {

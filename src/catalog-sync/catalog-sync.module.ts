@@ -1,36 +1,94 @@
-import { Module } from '@nestjs/common';
-import { ScheduleModule } from '@nestjs/schedule';
+import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { Pool } from 'pg';
+import { DataSource } from 'typeorm';
+import { pgPool } from '../database/data-source';
+import { DurableWorkModule } from '../durable-work/durable-work.module';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
+import { MetricsService } from '../metrics/metrics.service';
 import { CatalogMirrorRepository } from './catalog-mirror.repository';
 import { CatalogMirrorService } from './catalog-mirror.service';
 import { CatalogSyncController } from './catalog-sync.controller';
+import { SyncMetrics } from './catalog-sync.metrics';
 import { CatalogSyncScheduler } from './catalog-sync.scheduler';
 import { CatalogSyncService } from './catalog-sync.service';
 import { EventEntity } from './event.entity';
-import { JobLeaseEntity } from './job-lease.entity';
+import { EventRepository } from './event.repository';
 import { ListingEntity } from './listing.entity';
+import { ListingRepository } from './listing.repository';
 import { MirrorGenerationEntity } from './mirror-generation.entity';
+import { MirrorGenerationRepository } from './mirror-generation.repository';
+import { ProtocolConfigCache } from './protocol-config.cache';
 import { ProtocolConfigEntity } from './protocol-config.entity';
+import { ProtocolConfigRepository } from './protocol-config.repository';
+import { SYNC_LEASE_QUEUE } from './sync-lease';
 import { SyncPassEntity } from './sync-pass.entity';
+import { SyncPassRepository } from './sync-pass.repository';
+import { SYNC_HOLDER_ID, SYNC_LOGGER, SyncPassRunner, type SyncLogger } from './sync-pass.runner';
+import { SyncStatus } from './sync-pass.status';
+
+/** Pass logs as structured Nest log lines (the runner and cache log through SyncLogger so a bench can quiet them). */
+function nestSyncLogger(): SyncLogger {
+  const logger = new Logger('CatalogSync');
+  return {
+    info: (obj, msg) => logger.log({ msg, ...obj }),
+    warn: (obj, msg) => logger.warn({ msg, ...obj }),
+    error: (obj, msg) => logger.error({ msg, ...obj }),
+  };
+}
+
+/** A repository over the pg pool (passes run plain SQL on it, not through the ORM). */
+const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Pool] });
 
 /**
- * The catalog mirror (docs/catalog-sync.md): sync passes, leases, protocol config, mirror generation.
- * SyncConfig comes from AppConfigModule; UpstreamClient from the global UpstreamModule.
+ * The catalog mirror (docs/catalog-sync.md): sync passes, protocol config, mirror generation. Single-flight
+ * leases, the worker loops and this process's identity come from DurableWorkModule; SyncConfig from
+ * AppConfigModule; UpstreamClient from the global UpstreamModule; MetricsService from the global MetricsModule.
  */
 @Module({
   imports: [
-    ScheduleModule.forRoot(),
+    DurableWorkModule,
     TypeOrmModule.forFeature([
       EventEntity,
       ListingEntity,
       SyncPassEntity,
-      JobLeaseEntity,
       ProtocolConfigEntity,
       MirrorGenerationEntity,
     ]),
   ],
   controllers: [CatalogSyncController],
-  providers: [CatalogSyncService, CatalogSyncScheduler, CatalogMirrorService, CatalogMirrorRepository],
+  providers: [
+    { provide: Pool, useFactory: pgPool, inject: [DataSource] },
+    { provide: SyncPassRepository, ...onPool((pool) => new SyncPassRepository(pool)) },
+    { provide: MirrorGenerationRepository, ...onPool((pool) => new MirrorGenerationRepository(pool)) },
+    { provide: ProtocolConfigRepository, ...onPool((pool) => new ProtocolConfigRepository(pool)) },
+    {
+      provide: NamedLeaseRepository,
+      useFactory: (work: DurableWorkService, pool: Pool) => work.namedLeases(pool, SYNC_LEASE_QUEUE),
+      inject: [DurableWorkService, Pool],
+    },
+    {
+      provide: SYNC_HOLDER_ID,
+      useFactory: (work: DurableWorkService) => work.instanceId,
+      inject: [DurableWorkService],
+    },
+    { provide: SYNC_LOGGER, useFactory: nestSyncLogger },
+    {
+      provide: SyncMetrics,
+      useFactory: (metrics?: MetricsService) => new SyncMetrics(metrics?.registry),
+      inject: [{ token: MetricsService, optional: true }],
+    },
+    EventRepository,
+    ListingRepository,
+    ProtocolConfigCache,
+    SyncStatus,
+    SyncPassRunner,
+    CatalogSyncService,
+    CatalogSyncScheduler,
+    CatalogMirrorService,
+    CatalogMirrorRepository,
+  ],
   exports: [CatalogSyncService, CatalogMirrorService],
 })
 export class CatalogSyncModule {}

@@ -4,26 +4,32 @@ import {
   type BeforeApplicationShutdown,
   type OnApplicationBootstrap,
 } from '@nestjs/common';
-import { SchedulerRegistry } from '@nestjs/schedule';
 import { SyncConfig } from '../config/sync.config';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import type { WorkerLoop } from '../durable-work/worker-loop';
 import { CatalogSyncService } from './catalog-sync.service';
 
 type Job = 'events' | 'listings' | 'protocol-config';
 
+/** How long shutdown waits for the loops' current runs (the service cancels running passes within 5 s). */
+const STOP_WAIT_MS = 6000;
+
 /**
- * Schedules the passes with @nestjs/schedule's registry: with SYNC_ENABLED, a first events and listings pass
- * at startup (SYNC_ON_STARTUP), then each resource again SYNC_*_INTERVAL_MS plus a random 0..SYNC_JITTER_MS
- * after its previous run ended (so replicas drift apart and a slow pass never overlaps its successor here;
- * across replicas the lease keeps one pass per resource). The protocol config is refreshed on its own timer.
+ * Schedules the passes on the durable-work block's worker loops, one per job: with SYNC_ENABLED, a first
+ * events and listings pass at startup (SYNC_ON_STARTUP), then each resource again SYNC_*_INTERVAL_MS plus a
+ * random 0..SYNC_JITTER_MS after its previous run ended (so replicas drift apart and a slow pass never overlaps
+ * its successor here; across replicas the lease keeps one pass per resource). The protocol config is refreshed
+ * on its own loop.
  */
 @Injectable()
 export class CatalogSyncScheduler implements OnApplicationBootstrap, BeforeApplicationShutdown {
   private readonly logger = new Logger('CatalogSyncScheduler');
+  private readonly loops: WorkerLoop<never>[] = [];
   private stopped = false;
 
   constructor(
     private readonly sync: CatalogSyncService,
-    private readonly registry: SchedulerRegistry,
+    private readonly work: DurableWorkService,
     private readonly config: SyncConfig,
   ) {}
 
@@ -33,38 +39,51 @@ export class CatalogSyncScheduler implements OnApplicationBootstrap, BeforeAppli
       return;
     }
     const first = this.config.SYNC_ON_STARTUP;
-    this.schedule('protocol-config', 0);
-    this.schedule('events', first ? 0 : this.delay('events'), first ? 'startup' : 'schedule');
-    this.schedule('listings', first ? 0 : this.delay('listings'), first ? 'startup' : 'schedule');
+    this.loops.push(this.loop('protocol-config', 0, 'schedule'));
+    for (const job of ['events', 'listings'] as const) {
+      this.loops.push(this.loop(job, first ? 0 : this.delay(job), first ? 'startup' : 'schedule'));
+    }
+    for (const loop of this.loops) loop.start();
   }
 
-  beforeApplicationShutdown(): void {
+  /** Stops every loop and waits (bounded) for the run in progress; running passes are cancelled by the service. */
+  async beforeApplicationShutdown(): Promise<void> {
     this.stopped = true;
-    for (const name of this.registry.getTimeouts()) {
-      if (name.startsWith('catalog-sync:')) this.registry.deleteTimeout(name);
-    }
+    const stopped = Promise.allSettled(this.loops.map((loop) => loop.stop()));
+    await Promise.race([stopped, new Promise((resolve) => setTimeout(resolve, STOP_WAIT_MS).unref())]);
+  }
+
+  /**
+   * One job's loop. The run happens inside `claim`: the loop schedules its next tick when the claim returns, so
+   * the next run comes `delay(job)` after this one ended, as the schedule requires (`work` never gets an item).
+   */
+  private loop(job: Job, firstDelayMs: number, firstTrigger: 'startup' | 'schedule'): WorkerLoop<never> {
+    let trigger = firstTrigger;
+    return this.work.loop<never>({
+      name: `catalog-sync:${job}`,
+      intervalMs: this.interval(job),
+      nextDelayMs: () => this.delay(job),
+      firstDelayMs,
+      concurrency: 1,
+      claim: async () => {
+        await this.run(job, trigger);
+        trigger = 'schedule';
+        return [];
+      },
+      work: async () => undefined,
+    });
+  }
+
+  private interval(job: Job): number {
+    return job === 'events'
+      ? this.config.SYNC_EVENTS_INTERVAL_MS
+      : job === 'listings'
+        ? this.config.SYNC_LISTINGS_INTERVAL_MS
+        : this.config.SYNC_PROTOCOL_CONFIG_REFRESH_MS;
   }
 
   private delay(job: Job): number {
-    const base =
-      job === 'events'
-        ? this.config.SYNC_EVENTS_INTERVAL_MS
-        : job === 'listings'
-          ? this.config.SYNC_LISTINGS_INTERVAL_MS
-          : this.config.SYNC_PROTOCOL_CONFIG_REFRESH_MS;
-    return base + Math.floor(Math.random() * (this.config.SYNC_JITTER_MS + 1));
-  }
-
-  private schedule(job: Job, delayMs: number, trigger: 'startup' | 'schedule' = 'schedule'): void {
-    if (this.stopped) return;
-    const name = `catalog-sync:${job}`;
-    if (this.registry.doesExist('timeout', name)) this.registry.deleteTimeout(name);
-    const timer = setTimeout(() => {
-      this.registry.deleteTimeout(name);
-      void this.run(job, trigger).finally(() => this.schedule(job, this.delay(job)));
-    }, delayMs);
-    timer.unref();
-    this.registry.addTimeout(name, timer);
+    return this.interval(job) + Math.floor(Math.random() * (this.config.SYNC_JITTER_MS + 1));
   }
 
   private async run(job: Job, trigger: 'startup' | 'schedule'): Promise<void> {

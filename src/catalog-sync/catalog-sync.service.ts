@@ -1,28 +1,11 @@
-import { hostname } from 'node:os';
-import { randomBytes } from 'node:crypto';
-import {
-  Injectable,
-  Logger,
-  Optional,
-  type BeforeApplicationShutdown,
-  type OnModuleInit,
-} from '@nestjs/common';
-import type { Pool } from 'pg';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import { SyncConfig } from '../config/sync.config';
-import { MetricsService } from '../metrics/metrics.service';
-import { UpstreamClient } from '../upstream/upstream.client';
 import { SyncPassNotFoundError, SyncPassRunningError } from './catalog-sync.errors';
 import { SyncMetrics } from './catalog-sync.metrics';
-import { EventRepository } from './event.repository';
-import { JobLeaseRepository } from './job-lease.repository';
-import { ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository } from './mirror-generation.repository';
-import { ProtocolConfigRepository, type StoredProtocolConfig } from './protocol-config.repository';
-import { pgPool } from '../database/data-source';
+import type { StoredProtocolConfig } from './protocol-config.repository';
 import type { SyncResource } from './sync-pass.entity';
-import { startPass, type PassDeps, type PassPlan, type SyncLogger } from './sync-pass.runner';
+import { SYNC_LOGGER, SyncPassRunner, type PassPlan, type SyncLogger } from './sync-pass.runner';
 import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
 import {
   summary,
@@ -41,15 +24,6 @@ export interface StartedPass {
   alreadyRunning: boolean;
 }
 
-function nestSyncLogger(): SyncLogger {
-  const logger = new Logger('CatalogSync');
-  return {
-    info: (obj, msg) => logger.log({ msg, ...obj }),
-    warn: (obj, msg) => logger.warn({ msg, ...obj }),
-    error: (obj, msg) => logger.error({ msg, ...obj }),
-  };
-}
-
 /**
  * The mirror of upcoming events and active listings: passes (events, listings, one event's listings) run
  * single-flight across replicas under PostgreSQL leases (docs/catalog-sync.md), the protocol config cache
@@ -57,50 +31,20 @@ function nestSyncLogger(): SyncLogger {
  */
 @Injectable()
 export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdown {
-  readonly holderId = `${hostname()}:${process.pid}:${randomBytes(4).toString('hex')}`;
-  private readonly pool: Pool;
-  private readonly passes: SyncPassRepository;
-  private readonly generations: MirrorGenerationRepository;
-  private readonly protocolConfigs: ProtocolConfigCache;
-  private readonly syncStatus: SyncStatus;
-  private readonly deps: PassDeps;
-  private readonly metrics: SyncMetrics;
-  private readonly logger: SyncLogger = nestSyncLogger();
   private readonly running = new Map<string, { cancel: () => void; done: Promise<SyncPassRecord> }>();
   /** Starts between the shutdown check and the pass being registered in `running`. */
   private readonly starting = new Set<Promise<unknown>>();
   private shuttingDown = false;
 
   constructor(
-    dataSource: DataSource,
-    private readonly upstream: UpstreamClient,
-    readonly config: SyncConfig,
-    @Optional() metricsService?: MetricsService,
-  ) {
-    this.pool = pgPool(dataSource);
-    this.passes = new SyncPassRepository(this.pool);
-    this.generations = new MirrorGenerationRepository(this.pool);
-    this.metrics = new SyncMetrics(metricsService?.registry);
-    this.protocolConfigs = new ProtocolConfigCache(
-      upstream,
-      new ProtocolConfigRepository(this.pool),
-      this.logger,
-    );
-    this.syncStatus = new SyncStatus(this.passes, config, this.metrics);
-    this.deps = {
-      pool: this.pool,
-      upstream,
-      config,
-      leases: new JobLeaseRepository(this.pool),
-      passes: this.passes,
-      events: new EventRepository(),
-      listings: new ListingRepository(),
-      generation: this.generations,
-      metrics: this.metrics,
-      logger: this.logger,
-      holderId: this.holderId,
-    };
-  }
+    private readonly runner: SyncPassRunner,
+    private readonly passes: SyncPassRepository,
+    private readonly generations: MirrorGenerationRepository,
+    private readonly protocolConfigs: ProtocolConfigCache,
+    private readonly syncStatus: SyncStatus,
+    private readonly metrics: SyncMetrics,
+    @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     // Seeds the lag gauge from the database (passes of earlier runs and other replicas count).
@@ -143,7 +87,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     };
     // Registered in `running` in the same continuation that sees the pass started, so once `starting`
     // settles the shutdown hook finds it there.
-    const starting = startPass(this.deps, plan).then((result) => {
+    const starting = this.runner.start(plan).then((result) => {
       if (!result.started) return { passId: result.runningPassId, done: null };
       const id = result.pass.id;
       const done = result.done.finally(() => {

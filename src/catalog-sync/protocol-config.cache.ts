@@ -1,6 +1,7 @@
-import type { UpstreamClient } from '../upstream/upstream.client';
-import type { ProtocolConfigRepository, StoredProtocolConfig } from './protocol-config.repository';
-import type { SyncLogger } from './sync-pass.runner';
+import { Inject, Injectable } from '@nestjs/common';
+import { UpstreamClient } from '../upstream/upstream.client';
+import { ProtocolConfigRepository, type StoredProtocolConfig } from './protocol-config.repository';
+import { SYNC_LOGGER, type SyncLogger } from './sync-pass.runner';
 
 export interface ProtocolConfigView {
   stablecoinDecimals: number;
@@ -12,6 +13,7 @@ export interface ProtocolConfigView {
  * The upstream's protocol config (`stablecoin_decimals`, the mint): kept in memory, stored in the database so a
  * restart or another replica has it before the upstream answers, and fetched one request at a time.
  */
+@Injectable()
 export class ProtocolConfigCache {
   private cached: StoredProtocolConfig | null = null;
   private fetching: Promise<StoredProtocolConfig | null> | null = null;
@@ -19,7 +21,7 @@ export class ProtocolConfigCache {
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly store: ProtocolConfigRepository,
-    private readonly logger: SyncLogger,
+    @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
   ) {}
 
   /** The cached protocol config (memory, else the database, else fetched now); null if never obtained. */

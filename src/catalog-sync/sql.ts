@@ -1,9 +1,7 @@
-import type { QueryResult, QueryResultRow } from 'pg';
+import type { Sql } from '../durable-work/named-lease.repository';
 
-/** A pg pool or one checked-out connection: what the catalog-sync repositories run their SQL on. */
-export interface Sql {
-  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
-}
+/** A pg pool or one checked-out connection (defined with the named leases, which run on it too). */
+export type { Sql };
 
 /**
  * Local buffers for a pass's TEMP tables (its seen keys and staging rows). The default 8 MB is outgrown by

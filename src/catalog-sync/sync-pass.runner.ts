@@ -1,17 +1,19 @@
-import type { Pool, PoolClient } from 'pg';
-import type { UpstreamClient } from '../upstream/upstream.client';
+import { Inject, Injectable } from '@nestjs/common';
+import { Pool, type PoolClient } from 'pg';
+import { HeldLease, LeaseLostError } from '../durable-work/named-lease';
+import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
+import { UpstreamClient } from '../upstream/upstream.client';
 import type { WalkPage } from '../upstream/upstream.types';
-import type { SyncConfig } from '../config/sync.config';
-import { LeaseLostError, PassCancelledError } from './catalog-sync.errors';
+import { SyncConfig } from '../config/sync.config';
+import { PassCancelledError } from './catalog-sync.errors';
 import { eventKey, listingKey, mapEvent, mapListing, mapPage, type SkipReason } from './catalog-sync.mapper';
-import type { SyncMetrics } from './catalog-sync.metrics';
-import { EventBatch, type EventRepository } from './event.repository';
-import type { JobLeaseRepository } from './job-lease.repository';
-import { ListingBatch, type ListingRepository } from './listing.repository';
-import type { MirrorGenerationRepository } from './mirror-generation.repository';
+import { SyncMetrics } from './catalog-sync.metrics';
+import { EventBatch, EventRepository } from './event.repository';
+import { ListingBatch, ListingRepository } from './listing.repository';
+import { MirrorGenerationRepository } from './mirror-generation.repository';
 import type { Sql } from './sql';
-import { HeldLease, leaseName } from './sync-lease';
-import type { SyncPassRecord, SyncPassRepository } from './sync-pass.repository';
+import { leaseName } from './sync-lease';
+import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
 import type { SyncResource } from './sync-pass.entity';
 
 export interface PassPlan {
@@ -27,20 +29,11 @@ export interface SyncLogger {
   error(obj: object, msg: string): void;
 }
 
-export interface PassDeps {
-  pool: Pool;
-  upstream: UpstreamClient;
-  config: SyncConfig;
-  leases: JobLeaseRepository;
-  passes: SyncPassRepository;
-  events: EventRepository;
-  listings: ListingRepository;
-  generation: MirrorGenerationRepository;
-  metrics: SyncMetrics;
-  logger: SyncLogger;
-  /** Identifies this process among replicas (host:pid:random). */
-  holderId: string;
-}
+/** Injection token of the SyncLogger (CatalogSyncModule binds it to a Nest Logger). */
+export const SYNC_LOGGER = Symbol('SYNC_LOGGER');
+
+/** Injection token of this process's name in leases and pass rows (DurableWorkService.instanceId). */
+export const SYNC_HOLDER_ID = Symbol('SYNC_HOLDER_ID');
 
 export type StartResult =
   | { started: true; pass: SyncPassRecord; done: Promise<SyncPassRecord>; cancel: () => void }
@@ -88,324 +81,342 @@ function errorText(error: unknown): string {
   return text.slice(0, 1000);
 }
 
-/**
- * Starts one pass under its lease: takes the lease (or reports the running pass), records the pass, and runs
- * it in the background on a connection of its own. The walk fetches page N+1 while page N is written (one
- * page of prefetch: memory is two pages at most); each page is one transaction that first checks the lease's
- * fencing token. Only a walk that reached next_cursor = null sweeps (marks unseen rows removed), in the
- * transaction that completes the pass.
- */
-export async function startPass(deps: PassDeps, plan: PassPlan): Promise<StartResult> {
-  const { config } = deps;
-  const name = leaseName(plan.resource, plan.scopeEventId);
-  const client = await deps.pool.connect();
-  let released = false;
-  const releaseClient = (destroy = false): void => {
-    if (released) return;
-    released = true;
-    client.release(destroy);
-  };
-  let acquired: { pass: SyncPassRecord; token: string; clockOffsetMs: number } | null;
-  let busy: string | null = null;
-  try {
-    acquired = await inTransaction(client, async () => {
-      const before = Date.now();
-      const lease = await deps.leases.acquire(client, name, deps.holderId, config.SYNC_LEASE_TTL_MS);
-      if (!lease.acquired) {
-        busy = lease.passId;
-        return null;
-      }
-      const abandoned = await deps.passes.failAbandoned(client);
-      for (const gone of abandoned) {
-        deps.metrics.leaseTakeover(gone.resource);
-        deps.logger.warn(
-          { passId: gone.id, resource: gone.resource, takenOverBy: deps.holderId },
-          'sync pass abandoned by its holder marked failed',
-        );
-      }
-      const pass = await deps.passes.create(client, {
-        resource: plan.resource,
-        scopeEventId: plan.scopeEventId,
-        trigger: plan.trigger,
-        holder: deps.holderId,
-        fencingToken: lease.fencingToken,
-      });
-      await deps.leases.attachPass(client, name, lease.fencingToken, pass.id);
-      const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
-      return { pass, token: lease.fencingToken, clockOffsetMs };
-    });
-  } catch (error) {
-    releaseClient(true);
-    throw error;
-  }
-  if (!acquired) {
-    releaseClient();
-    return { started: false, runningPassId: busy };
-  }
-  const { pass, token, clockOffsetMs } = acquired;
-  const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, deps.leases, (error) =>
-    deps.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
-  );
-  const done = runPass(deps, plan, pass, { client, release: releaseClient }, lease, clockOffsetMs).finally(
-    () => {
-      lease.stop();
-      releaseClient(!released && lease.signal.aborted);
-    },
-  );
-  return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
-}
-
 /** The pass's own connection and the way to hand it back (idempotent; `destroy` drops it from the pool). */
 interface PassConnection {
   client: PoolClient;
   release: (destroy?: boolean) => void;
 }
 
-async function runPass(
-  deps: PassDeps,
-  plan: PassPlan,
-  pass: SyncPassRecord,
-  connection: PassConnection,
-  lease: HeldLease,
-  clockOffsetMs: number,
-): Promise<SyncPassRecord> {
-  const { logger, metrics, config } = deps;
-  const { client } = connection;
-  const started = Date.now();
-  const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
-  const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
-  logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
-  const totals = { pages: 0, items: 0, upserted: 0, skipped: 0 };
-  /** Where the pass spent its time: waiting for upstream pages, mapping them, writing them. */
-  const stages = { waitMs: 0, mapMs: 0, writeMs: 0 };
-  const skippedByReason: Partial<Record<SkipReason, number>> = {};
-  let lastLog = started;
-  let outcome: Outcome;
-  const isEvents = plan.resource === 'events';
-  const repo = isEvents ? deps.events : deps.listings;
+/**
+ * Runs sync passes: `start` takes the lease (or reports the running pass), records the pass, and runs
+ * it in the background on a connection of its own. The walk fetches page N+1 while page N is written (one
+ * page of prefetch: memory is two pages at most); each page is one transaction that first checks the lease's
+ * fencing token. Only a walk that reached next_cursor = null sweeps (marks unseen rows removed), in the
+ * transaction that completes the pass.
+ */
+@Injectable()
+export class SyncPassRunner {
+  constructor(
+    private readonly pool: Pool,
+    private readonly upstream: UpstreamClient,
+    private readonly config: SyncConfig,
+    private readonly leases: NamedLeaseRepository,
+    private readonly passes: SyncPassRepository,
+    private readonly events: EventRepository,
+    private readonly listings: ListingRepository,
+    private readonly generation: MirrorGenerationRepository,
+    private readonly metrics: SyncMetrics,
+    @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
+    /** Identifies this process among replicas (DurableWorkService.instanceId). */
+    @Inject(SYNC_HOLDER_ID) private readonly holderId: string,
+  ) {}
 
-  /** Pages mapped but not written yet; written together once they hold SYNC_WRITE_BATCH_ROWS rows. */
-  interface Batch {
-    data: EventBatch | ListingBatch;
-    pageCount: number;
-    items: number;
-    skippedCount: number;
-    skipped: Partial<Record<SkipReason, number>>;
-    startedAt: number;
-  }
-  /** Two batches' row holders, used in turn: one filled while the other is written (buffers reused). */
-  const holders: (EventBatch | ListingBatch)[] = isEvents
-    ? [new EventBatch(), new EventBatch()]
-    : [new ListingBatch(), new ListingBatch()];
-  let turn = 0;
-  const newBatch = (): Batch => ({
-    data: (() => {
-      const holder = holders[turn++ % 2];
-      holder.reset();
-      return holder;
-    })(),
-    pageCount: 0,
-    items: 0,
-    skippedCount: 0,
-    skipped: {},
-    startedAt: Date.now(),
-  });
-
-  /** One transaction per batch: fencing check, the rows, the pass's counters, and the generation bump. */
-  const writeBatch = async (batch: Batch): Promise<void> => {
-    const written = await inTransaction(client, async () => {
-      if (!(await deps.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
-      const count = isEvents
-        ? await deps.events.writeBatch(client, batch.data as EventBatch, pass.id)
-        : await deps.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
-      await deps.passes.addPages(client, pass.id, {
-        pages: batch.pageCount,
-        items: batch.items,
-        upserted: count,
-        skipped: batch.skippedCount,
-      });
-      if (count > 0) await deps.generation.bump(client);
-      return count;
-    });
-    totals.pages += batch.pageCount;
-    totals.items += batch.items;
-    totals.upserted += written;
-    totals.skipped += batch.skippedCount;
-    metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
-    addSkipped(skippedByReason, batch.skipped);
-    if (batch.skippedCount > 0) {
-      logger.warn(
-        { ...context, pages: totals.pages, skipped: batch.skipped },
-        'sync skipped items without identifiers',
-      );
-    }
-    const now = Date.now();
-    if (now - lastLog >= config.SYNC_PROGRESS_LOG_MS) {
-      lastLog = now;
-      logger.info(
-        {
-          ...context,
-          pages: totals.pages,
-          items: totals.items,
-          upserted: totals.upserted,
-          itemsPerSecond: Math.round((totals.items * 1000) / Math.max(1, now - started)),
-        },
-        'sync pass progress',
-      );
-    }
-  };
-
-  let batch = newBatch();
-  /**
-   * The batch being written (at most one): the next one is mapped meanwhile. Typed by a cast: it is
-   * assigned only inside flush(), so a plain `null` initializer would leave tsc narrowing it to null.
-   */
-  let inFlight = null as Promise<void> | null;
-  /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
-  const flush = async (): Promise<void> => {
-    const writeWaitStarted = performance.now();
-    if (inFlight !== null) await inFlight;
-    inFlight = null;
-    stages.writeMs += performance.now() - writeWaitStarted;
-    if (batch.pageCount === 0) return;
-    const full = batch;
-    batch = newBatch();
-    inFlight = writeBatch(full);
-    inFlight.catch(() => undefined);
-  };
-  const drain = async (): Promise<void> => {
-    await flush();
-    await flush();
-  };
-
-  try {
-    await repo.prepareSeen(client);
-    const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
-    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
-      ? deps.upstream.walkUpcomingEvents(walkOptions)
-      : deps.upstream.walkActiveListings({
-          ...walkOptions,
-          ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
-        });
-    // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
-    // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
-    // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
-    const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
-    const queueNext = (): void => {
-      const step = walk.next();
-      step.catch(() => undefined);
-      ahead.push({ step, observedAt: dbNow() });
+  async start(plan: PassPlan): Promise<StartResult> {
+    const { config } = this;
+    const name = leaseName(plan.resource, plan.scopeEventId);
+    const client = await this.pool.connect();
+    let released = false;
+    const releaseClient = (destroy = false): void => {
+      if (released) return;
+      released = true;
+      client.release(destroy);
     };
-    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
+    let acquired: { pass: SyncPassRecord; token: string; clockOffsetMs: number } | null;
+    let busy: string | null = null;
     try {
-      for (;;) {
-        const waitStarted = performance.now();
-        let step: IteratorResult<WalkPage<unknown>, void>;
-        const head = ahead.shift();
-        if (head === undefined) throw new Error('prefetch queue empty');
-        try {
-          step = await head.step;
-        } catch (error) {
-          // The upstream failed the walk: what was read before still gets written (the pass fails and
-          // sweeps nothing either way).
-          if (!lease.signal.aborted) await drain().catch(() => undefined);
-          throw error;
+      acquired = await inTransaction(client, async () => {
+        const before = Date.now();
+        const lease = await this.leases.acquire(client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
+        if (!lease.acquired) {
+          busy = lease.passId;
+          return null;
         }
-        stages.waitMs += performance.now() - waitStarted;
-        if (step.done) break;
-        const pageObservedAt = head.observedAt;
-        queueNext();
-        if (lease.signal.aborted) throw lease.signal.reason;
-        const mapStarted = performance.now();
-        const mapped = isEvents
-          ? mapPage(step.value.items as never, mapEvent, eventKey)
-          : mapPage(step.value.items as never, mapListing, listingKey);
-        const added = batch.data.add(mapped.rows as never[], pageObservedAt);
-        stages.mapMs += performance.now() - mapStarted;
-        if (!added) {
-          // A key of this page is already in the batch: write the batch first, start a new one with it.
-          await flush();
-          if (!batch.data.add(mapped.rows as never[], pageObservedAt))
-            throw new Error('page keys not unique');
+        const abandoned = await this.passes.failAbandoned(client);
+        for (const gone of abandoned) {
+          this.metrics.leaseTakeover(gone.resource);
+          this.logger.warn(
+            { passId: gone.id, resource: gone.resource, takenOverBy: this.holderId },
+            'sync pass abandoned by its holder marked failed',
+          );
         }
-        batch.pageCount++;
-        batch.items += step.value.items.length;
-        batch.skippedCount += mapped.skippedCount;
-        addSkipped(batch.skipped, mapped.skipped);
-        // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
-        // still sees its pages written within about a second).
-        if (
-          batch.data.rows >= config.SYNC_WRITE_BATCH_ROWS ||
-          Date.now() - batch.startedAt >= WRITE_MAX_DELAY_MS
-        ) {
-          await flush();
-        }
-      }
-      await drain();
+        const pass = await this.passes.create(client, {
+          resource: plan.resource,
+          scopeEventId: plan.scopeEventId,
+          trigger: plan.trigger,
+          holder: this.holderId,
+          fencingToken: lease.fencingToken,
+        });
+        await this.leases.attachPass(client, name, lease.fencingToken, pass.id);
+        const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
+        return { pass, token: lease.fencingToken, clockOffsetMs };
+      });
     } catch (error) {
-      lease.abort(error instanceof Error ? error : new Error(String(error)));
-      if (inFlight !== null) await inFlight.catch(() => undefined);
-      await walk.return(undefined).catch(() => undefined);
-      throw lease.signal.reason instanceof LeaseLostError || lease.signal.reason instanceof PassCancelledError
-        ? lease.signal.reason
-        : error;
+      releaseClient(true);
+      throw error;
     }
-    // The walk reached next_cursor = null: the only way a pass completes and sweeps.
-    const removed = await inTransaction(client, async () => {
-      if (!(await deps.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
-      const count = isEvents
-        ? await deps.events.sweep(client, pass.startedAt, pass.id)
-        : await deps.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId);
-      if (count > 0) await deps.generation.bump(client);
-      if (!(await deps.passes.finish(client, pass.id, 'completed', { removed: count }))) {
-        throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
-      }
-      return count;
+    if (!acquired) {
+      releaseClient();
+      return { started: false, runningPassId: busy };
+    }
+    const { pass, token, clockOffsetMs } = acquired;
+    const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
+      this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
+    );
+    const done = this.runPass(plan, pass, { client, release: releaseClient }, lease, clockOffsetMs).finally(
+      () => {
+        lease.stop();
+        releaseClient(!released && lease.signal.aborted);
+      },
+    );
+    return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+  }
+
+  private async runPass(
+    plan: PassPlan,
+    pass: SyncPassRecord,
+    connection: PassConnection,
+    lease: HeldLease,
+    clockOffsetMs: number,
+  ): Promise<SyncPassRecord> {
+    const { logger, metrics, config } = this;
+    const { client } = connection;
+    const started = Date.now();
+    const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
+    const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
+    logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
+    const totals = { pages: 0, items: 0, upserted: 0, skipped: 0 };
+    /** Where the pass spent its time: waiting for upstream pages, mapping them, writing them. */
+    const stages = { waitMs: 0, mapMs: 0, writeMs: 0 };
+    const skippedByReason: Partial<Record<SkipReason, number>> = {};
+    let lastLog = started;
+    let outcome: Outcome;
+    const isEvents = plan.resource === 'events';
+    const repo = isEvents ? this.events : this.listings;
+
+    /** Pages mapped but not written yet; written together once they hold SYNC_WRITE_BATCH_ROWS rows. */
+    interface Batch {
+      data: EventBatch | ListingBatch;
+      pageCount: number;
+      items: number;
+      skippedCount: number;
+      skipped: Partial<Record<SkipReason, number>>;
+      startedAt: number;
+    }
+    /** Two batches' row holders, used in turn: one filled while the other is written (buffers reused). */
+    const holders: (EventBatch | ListingBatch)[] = isEvents
+      ? [new EventBatch(), new EventBatch()]
+      : [new ListingBatch(), new ListingBatch()];
+    let turn = 0;
+    const newBatch = (): Batch => ({
+      data: (() => {
+        const holder = holders[turn++ % 2];
+        holder.reset();
+        return holder;
+      })(),
+      pageCount: 0,
+      items: 0,
+      skippedCount: 0,
+      skipped: {},
+      startedAt: Date.now(),
     });
-    outcome = { status: 'completed', removed, error: null };
-  } catch (error) {
-    const reason = lease.signal.aborted ? lease.signal.reason : error;
-    const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
-    outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
-    if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
+
+    /** One transaction per batch: fencing check, the rows, the pass's counters, and the generation bump. */
+    const writeBatch = async (batch: Batch): Promise<void> => {
+      const written = await inTransaction(client, async () => {
+        if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+        const count = isEvents
+          ? await this.events.writeBatch(client, batch.data as EventBatch, pass.id)
+          : await this.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
+        await this.passes.addPages(client, pass.id, {
+          pages: batch.pageCount,
+          items: batch.items,
+          upserted: count,
+          skipped: batch.skippedCount,
+        });
+        if (count > 0) await this.generation.bump(client);
+        return count;
+      });
+      totals.pages += batch.pageCount;
+      totals.items += batch.items;
+      totals.upserted += written;
+      totals.skipped += batch.skippedCount;
+      metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
+      addSkipped(skippedByReason, batch.skipped);
+      if (batch.skippedCount > 0) {
+        logger.warn(
+          { ...context, pages: totals.pages, skipped: batch.skipped },
+          'sync skipped items without identifiers',
+        );
+      }
+      const now = Date.now();
+      if (now - lastLog >= config.SYNC_PROGRESS_LOG_MS) {
+        lastLog = now;
+        logger.info(
+          {
+            ...context,
+            pages: totals.pages,
+            items: totals.items,
+            upserted: totals.upserted,
+            itemsPerSecond: Math.round((totals.items * 1000) / Math.max(1, now - started)),
+          },
+          'sync pass progress',
+        );
+      }
+    };
+
+    let batch = newBatch();
+    /**
+     * The batch being written (at most one): the next one is mapped meanwhile. Typed by a cast: it is
+     * assigned only inside flush(), so a plain `null` initializer would leave tsc narrowing it to null.
+     */
+    let inFlight = null as Promise<void> | null;
+    /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
+    const flush = async (): Promise<void> => {
+      const writeWaitStarted = performance.now();
+      if (inFlight !== null) await inFlight;
+      inFlight = null;
+      stages.writeMs += performance.now() - writeWaitStarted;
+      if (batch.pageCount === 0) return;
+      const full = batch;
+      batch = newBatch();
+      inFlight = writeBatch(full);
+      inFlight.catch(() => undefined);
+    };
+    const drain = async (): Promise<void> => {
+      await flush();
+      await flush();
+    };
+
+    try {
+      await repo.prepareSeen(client);
+      const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
+      const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
+        ? this.upstream.walkUpcomingEvents(walkOptions)
+        : this.upstream.walkActiveListings({
+            ...walkOptions,
+            ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
+          });
+      // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
+      // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
+      // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
+      const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
+      const queueNext = (): void => {
+        const step = walk.next();
+        step.catch(() => undefined);
+        ahead.push({ step, observedAt: dbNow() });
+      };
+      for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
+      try {
+        for (;;) {
+          const waitStarted = performance.now();
+          let step: IteratorResult<WalkPage<unknown>, void>;
+          const head = ahead.shift();
+          if (head === undefined) throw new Error('prefetch queue empty');
+          try {
+            step = await head.step;
+          } catch (error) {
+            // The upstream failed the walk: what was read before still gets written (the pass fails and
+            // sweeps nothing either way).
+            if (!lease.signal.aborted) await drain().catch(() => undefined);
+            throw error;
+          }
+          stages.waitMs += performance.now() - waitStarted;
+          if (step.done) break;
+          const pageObservedAt = head.observedAt;
+          queueNext();
+          if (lease.signal.aborted) throw lease.signal.reason;
+          const mapStarted = performance.now();
+          const mapped = isEvents
+            ? mapPage(step.value.items as never, mapEvent, eventKey)
+            : mapPage(step.value.items as never, mapListing, listingKey);
+          const added = batch.data.add(mapped.rows as never[], pageObservedAt);
+          stages.mapMs += performance.now() - mapStarted;
+          if (!added) {
+            // A key of this page is already in the batch: write the batch first, start a new one with it.
+            await flush();
+            if (!batch.data.add(mapped.rows as never[], pageObservedAt))
+              throw new Error('page keys not unique');
+          }
+          batch.pageCount++;
+          batch.items += step.value.items.length;
+          batch.skippedCount += mapped.skippedCount;
+          addSkipped(batch.skipped, mapped.skipped);
+          // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
+          // still sees its pages written within about a second).
+          if (
+            batch.data.rows >= config.SYNC_WRITE_BATCH_ROWS ||
+            Date.now() - batch.startedAt >= WRITE_MAX_DELAY_MS
+          ) {
+            await flush();
+          }
+        }
+        await drain();
+      } catch (error) {
+        lease.abort(error instanceof Error ? error : new Error(String(error)));
+        if (inFlight !== null) await inFlight.catch(() => undefined);
+        await walk.return(undefined).catch(() => undefined);
+        throw lease.signal.reason instanceof LeaseLostError ||
+          lease.signal.reason instanceof PassCancelledError
+          ? lease.signal.reason
+          : error;
+      }
+      // The walk reached next_cursor = null: the only way a pass completes and sweeps.
+      const removed = await inTransaction(client, async () => {
+        if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+        const count = isEvents
+          ? await this.events.sweep(client, pass.startedAt, pass.id)
+          : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId);
+        if (count > 0) await this.generation.bump(client);
+        if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
+          throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+        }
+        return count;
+      });
+      outcome = { status: 'completed', removed, error: null };
+    } catch (error) {
+      const reason = lease.signal.aborted ? lease.signal.reason : error;
+      const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
+      outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
+      if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
+    }
+    lease.stop();
+    const completed = outcome.status === 'completed';
+    if (completed) await repo.dropSeen(client).catch(() => undefined);
+    // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
+    // bookkeeping that takes one from the pool. Holding it while waiting for a second one deadlocked the pool
+    // when a burst of event refreshes (one per confirmed order) held every connection at once.
+    connection.release(!completed);
+    if (!completed) {
+      await this.passes
+        .finish(this.pool as Sql, pass.id, outcome.status, { error: outcome.error })
+        .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
+    }
+    if (!lease.lost) {
+      await this.leases
+        .release(lease.name, lease.fencingToken)
+        .catch((e: unknown) => logger.warn({ ...context, err: e }, 'could not release the lease'));
+    }
+    const seconds = (Date.now() - started) / 1000;
+    metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
+    const summary = {
+      ...context,
+      status: outcome.status,
+      pages: totals.pages,
+      items: totals.items,
+      upserted: totals.upserted,
+      removed: outcome.removed,
+      skipped: totals.skipped,
+      ...(totals.skipped > 0 ? { skippedByReason } : {}),
+      seconds: Math.round(seconds * 1000) / 1000,
+      stageSeconds: {
+        upstreamWait: Math.round(stages.waitMs) / 1000,
+        map: Math.round(stages.mapMs) / 1000,
+        write: Math.round(stages.writeMs) / 1000,
+      },
+      itemsPerSecond: Math.round(totals.items / Math.max(seconds, 0.001)),
+    };
+    if (outcome.status === 'completed') logger.info(summary, 'sync pass completed');
+    else logger.warn({ ...summary, error: outcome.error }, `sync pass ${outcome.status}`);
+    return (await this.passes.get(pass.id)) ?? pass;
   }
-  lease.stop();
-  const completed = outcome.status === 'completed';
-  if (completed) await repo.dropSeen(client).catch(() => undefined);
-  // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
-  // bookkeeping that takes one from the pool. Holding it while waiting for a second one deadlocked the pool
-  // when a burst of event refreshes (one per confirmed order) held every connection at once.
-  connection.release(!completed);
-  if (!completed) {
-    await deps.passes
-      .finish(deps.pool as Sql, pass.id, outcome.status, { error: outcome.error })
-      .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
-  }
-  if (!lease.lost) {
-    await deps.leases
-      .release(lease.name, lease.fencingToken)
-      .catch((e: unknown) => logger.warn({ ...context, err: e }, 'could not release the lease'));
-  }
-  const seconds = (Date.now() - started) / 1000;
-  metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
-  const summary = {
-    ...context,
-    status: outcome.status,
-    pages: totals.pages,
-    items: totals.items,
-    upserted: totals.upserted,
-    removed: outcome.removed,
-    skipped: totals.skipped,
-    ...(totals.skipped > 0 ? { skippedByReason } : {}),
-    seconds: Math.round(seconds * 1000) / 1000,
-    stageSeconds: {
-      upstreamWait: Math.round(stages.waitMs) / 1000,
-      map: Math.round(stages.mapMs) / 1000,
-      write: Math.round(stages.writeMs) / 1000,
-    },
-    itemsPerSecond: Math.round(totals.items / Math.max(seconds, 0.001)),
-  };
-  if (outcome.status === 'completed') logger.info(summary, 'sync pass completed');
-  else logger.warn({ ...summary, error: outcome.error }, `sync pass ${outcome.status}`);
-  return (await deps.passes.get(pass.id)) ?? pass;
 }

@@ -1,6 +1,7 @@
-import type { SyncConfig } from '../config/sync.config';
-import type { SyncMetrics } from './catalog-sync.metrics';
-import type { SyncPassRecord, SyncPassRepository } from './sync-pass.repository';
+import { Injectable } from '@nestjs/common';
+import { SyncConfig } from '../config/sync.config';
+import { SyncMetrics } from './catalog-sync.metrics';
+import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
 
 /** A pass as other modules and the operator API see it (no lease internals). */
 export type SyncPassSummary = Omit<SyncPassRecord, 'holder' | 'fencingToken'>;
@@ -28,6 +29,7 @@ export function summary(record: SyncPassRecord): SyncPassSummary {
 }
 
 /** How fresh the mirror is, read from the recorded passes of every replica: operator status, readiness, lag. */
+@Injectable()
 export class SyncStatus {
   private readonly startedAt = Date.now();
 

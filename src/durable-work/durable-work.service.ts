@@ -4,6 +4,7 @@ import { backoffDelay, retryAfterOf, type BackoffSettings } from './backoff.poli
 import { DurableWorkMetrics } from './durable-work.metrics';
 import { LeaseQueue, type QueueSpec } from './lease-queue';
 import { fenced, type Fence } from './lease.sql';
+import { NamedLeaseRepository, type Sql } from './named-lease.repository';
 import { WorkIdentity } from './work-identity';
 import { WorkerLoop, type LoopSpec } from './worker-loop';
 
@@ -87,5 +88,14 @@ export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestr
    */
   backoff(settings: BackoffSettings, failures: number, error?: unknown): number {
     return backoffDelay(settings, failures, error === undefined ? 0 : retryAfterOf(error));
+  }
+
+  /**
+   * The single-flight named leases (`job_leases`: one holder of a name across replicas, a fencing token per
+   * acquisition) on `sql` (a pg pool), counted in the block's metrics under `queue`: claimed, expired (a takeover
+   * of an expired lease), fenced (a stale holder's write or renewal refused) and released.
+   */
+  namedLeases(sql: Sql, queue: string): NamedLeaseRepository {
+    return new NamedLeaseRepository(sql, { metrics: this.metrics, queue, logger: this.logger });
   }
 }

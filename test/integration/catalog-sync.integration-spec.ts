@@ -2,10 +2,10 @@ import { Pool, type PoolClient } from 'pg';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { mapListing, type ListingRow } from '../../src/catalog-sync/catalog-sync.mapper';
 import { EventRepository } from '../../src/catalog-sync/event.repository';
-import { JobLeaseRepository } from '../../src/catalog-sync/job-lease.repository';
 import { ListingBatch, ListingRepository } from '../../src/catalog-sync/listing.repository';
 import { MirrorGenerationRepository } from '../../src/catalog-sync/mirror-generation.repository';
 import { SyncPassRepository } from '../../src/catalog-sync/sync-pass.repository';
+import { NamedLeaseRepository } from '../../src/durable-work/named-lease.repository';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 
 const U64_MAX = 18446744073709551615n;
@@ -53,7 +53,7 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
   const listings = new ListingRepository();
   const events = new EventRepository();
   let passes: SyncPassRepository;
-  let leases: JobLeaseRepository;
+  let leases: NamedLeaseRepository;
   let generation: MirrorGenerationRepository;
 
   beforeAll(async () => {
@@ -61,7 +61,7 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
     pool = new Pool({ connectionString: url, max: 4 });
     db = await pool.connect();
     passes = new SyncPassRepository(pool);
-    leases = new JobLeaseRepository(pool);
+    leases = new NamedLeaseRepository(pool);
     generation = new MirrorGenerationRepository(pool);
   });
   afterAll(async () => {

@@ -1,15 +1,35 @@
-import type { Sql } from './sql';
+import type { Logger } from '@nestjs/common';
+import type { QueryResult, QueryResultRow } from 'pg';
+import type { DurableWorkMetrics } from './durable-work.metrics';
+
+/** A pg pool or one checked-out connection: what plain-SQL repositories run their statements on. */
+export interface Sql {
+  query<R extends QueryResultRow = QueryResultRow>(text: string, values?: unknown[]): Promise<QueryResult<R>>;
+}
 
 export type AcquireResult =
   | { acquired: true; fencingToken: string; previous: { holder: string; passId: string | null } | null }
   | { acquired: false; holder: string; passId: string | null; expiresAt: Date };
 
+/** Where a bound repository counts its claims, takeovers, refusals and releases (DurableWorkService.namedLeases). */
+export interface NamedLeaseCounting {
+  metrics: DurableWorkMetrics;
+  /** The `queue` label (`sync` for catalog sync). */
+  queue: string;
+  logger: Logger;
+}
+
 /**
- * The only code that reads or writes `job_leases`. A lease is held while `expires_at` is in the future
- * (database clock, so replicas with skewed clocks agree); every acquisition increments the fencing token.
+ * The only code that reads or writes `job_leases`: single-flight named leases (one holder of `sync:listings`
+ * across replicas). A lease is held while `expires_at` is in the future (database clock, so replicas with skewed
+ * clocks agree); every acquisition increments the fencing token. Counted in DurableWorkMetrics when built by
+ * DurableWorkService.namedLeases (a bench or a repository test builds it bare).
  */
-export class JobLeaseRepository {
-  constructor(private readonly sql: Sql) {}
+export class NamedLeaseRepository {
+  constructor(
+    private readonly sql: Sql,
+    private readonly counting?: NamedLeaseCounting,
+  ) {}
 
   /**
    * Takes the lease when it is free or expired (inside the caller's transaction: the row stays locked until
@@ -26,9 +46,11 @@ export class JobLeaseRepository {
       pass_id: string | null;
       expires_at: Date;
       live: boolean;
+      released: boolean;
       token: string;
     }>(
-      `SELECT holder, pass_id::text, expires_at, expires_at > clock_timestamp() AS live, fencing_token::text AS token
+      `SELECT holder, pass_id::text, expires_at, expires_at > clock_timestamp() AS live,
+         expires_at = '-infinity' AS released, fencing_token::text AS token
        FROM job_leases WHERE name = $1 FOR UPDATE`,
       [name],
     );
@@ -50,7 +72,10 @@ export class JobLeaseRepository {
       [name, holder, ttlMs],
     );
     const previous = current.holder === '' ? null : { holder: current.holder, passId: current.pass_id };
-    return { acquired: true, fencingToken: updated.rows[0].token, previous };
+    const fencingToken = updated.rows[0].token;
+    // A holder that released its lease sets it to -infinity; any other dead lease expired under its holder.
+    this.claimed(name, fencingToken, holder, current.released ? null : previous?.holder);
+    return { acquired: true, fencingToken, previous };
   }
 
   async attachPass(db: Sql, name: string, fencingToken: string, passId: string): Promise<void> {
@@ -69,6 +94,7 @@ export class JobLeaseRepository {
        WHERE name = $1 AND fencing_token = $2`,
       [name, fencingToken, ttlMs],
     );
+    if (result.rowCount !== 1) this.fencedOff(name, fencingToken, 'renewal');
     return result.rowCount === 1;
   }
 
@@ -82,14 +108,36 @@ export class JobLeaseRepository {
        FOR SHARE`,
       [name, fencingToken],
     );
+    if (rows.length !== 1) this.fencedOff(name, fencingToken, 'write');
     return rows.length === 1;
   }
 
   /** Frees the lease at once (only when still held with this token). */
   async release(name: string, fencingToken: string, db: Sql = this.sql): Promise<void> {
-    await db.query(
+    const result = await db.query(
       `UPDATE job_leases SET expires_at = '-infinity', pass_id = NULL WHERE name = $1 AND fencing_token = $2`,
       [name, fencingToken],
     );
+    if (result.rowCount === 1) this.counting?.metrics.released.inc({ queue: this.counting.queue });
+  }
+
+  private claimed(name: string, token: string, owner: string, expiredOwner: string | null | undefined): void {
+    if (!this.counting) return;
+    const { metrics, queue, logger } = this.counting;
+    metrics.claimed.inc({ queue });
+    if (!expiredOwner) return;
+    metrics.expired.inc({ queue });
+    logger.warn(
+      { queue, name, token, owner, previousOwner: expiredOwner },
+      'durable work lease expired, taken over',
+    );
+  }
+
+  /** A stale holder's write or renewal refused: counted and logged like LeaseQueue.fencedOff. */
+  private fencedOff(name: string, token: string, what: string): void {
+    if (!this.counting) return;
+    const { metrics, queue, logger } = this.counting;
+    metrics.fenced.inc({ queue });
+    logger.warn({ queue, name, token, what }, 'durable work fenced off (lease lost)');
   }
 }
