@@ -65,8 +65,11 @@ export class CatalogSyncScheduler implements OnApplicationBootstrap, BeforeAppli
       nextDelayMs: () => this.delay(job),
       firstDelayMs,
       concurrency: 1,
-      claim: async () => {
-        await this.run(job, trigger);
+      claim: async (_room, stopping) => {
+        // The block stops the loop at shutdown: the pass run inside this claim is cancelled, not waited out.
+        const cancel = (): void => void this.sync.beforeApplicationShutdown();
+        stopping.addEventListener('abort', cancel, { once: true });
+        await this.run(job, trigger).finally(() => stopping.removeEventListener('abort', cancel));
         trigger = 'schedule';
         return [];
       },

@@ -35,6 +35,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   /** Starts between the shutdown check and the pass being registered in `running`. */
   private readonly starting = new Set<Promise<unknown>>();
   private shuttingDown = false;
+  private stopping: Promise<void> | null = null;
 
   constructor(
     private readonly runner: SyncPassRunner,
@@ -54,9 +55,15 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   /**
    * Cancels this replica's running passes (recorded `cancelled`, nothing swept) and waits for them, 5 s at
    * most. A pass still being started when shutdown begins is waited for first, then cancelled too, so no
-   * pass is left `running` behind a closed pool.
+   * pass is left `running` behind a closed pool. Also called by the scheduler when its loops are stopped (the
+   * durable-work block stops them before this hook runs); a second call only waits again.
    */
-  async beforeApplicationShutdown(): Promise<void> {
+  beforeApplicationShutdown(): Promise<void> {
+    this.stopping ??= this.stopPasses();
+    return this.stopping;
+  }
+
+  private async stopPasses(): Promise<void> {
     this.shuttingDown = true;
     const deadline = Date.now() + 5000;
     const within = (work: Promise<unknown>) =>

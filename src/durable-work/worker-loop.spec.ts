@@ -67,6 +67,31 @@ describe(WorkerLoop.name, () => {
     expect(await sut.tick()).toBe(0);
   });
 
+  it('stop() aborts the signal of a claim in progress, so a long claim can end itself', async () => {
+    let seen: AbortSignal | undefined;
+    const sut = new WorkerLoop<number>(
+      {
+        name: 'long-claim',
+        intervalMs: 60_000,
+        concurrency: 1,
+        claim: (_room, stopping) => {
+          seen = stopping;
+          return new Promise<number[]>((resolve) =>
+            stopping.addEventListener('abort', () => resolve([]), { once: true }),
+          );
+        },
+        work: () => Promise.resolve(),
+      },
+      new Logger('test'),
+    );
+    sut.start();
+    const pass = sut.tick();
+    expect(seen?.aborted).toBe(false);
+    await sut.stop();
+    expect(seen?.aborted).toBe(true);
+    expect(await pass).toBe(0);
+  });
+
   it('an item that fails is logged and leaves its slot free; it never rejects the pass', async () => {
     const errors: unknown[] = [];
     const logger = new Logger('test');

@@ -15,8 +15,8 @@ export interface LoopSpec<T> {
   firstDelayMs?: number;
   /** At most this many items of this loop in progress on this replica (a pass claims only the room left). */
   concurrency: number;
-  /** Claims up to `room` items (each under its lease). */
-  claim(room: number): Promise<T[]>;
+  /** Claims up to `room` items (each under its lease). `stopping` aborts when the loop is being stopped. */
+  claim(room: number, stopping: AbortSignal): Promise<T[]>;
   /** Works one claimed item; must hand it back or finish it. Errors are logged, never thrown further. */
   work(item: T): Promise<void>;
 }
@@ -33,6 +33,7 @@ export class WorkerLoop<T> {
   private pass: Promise<unknown> | null = null;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private stopping = new AbortController();
 
   constructor(
     readonly spec: LoopSpec<T>,
@@ -48,6 +49,7 @@ export class WorkerLoop<T> {
   start(): void {
     if (this.timer !== null || this.pass !== null) return;
     this.stopped = false;
+    if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.schedule(this.spec.firstDelayMs ?? this.spec.intervalMs);
   }
 
@@ -55,7 +57,7 @@ export class WorkerLoop<T> {
   async tick(): Promise<number> {
     const room = this.spec.concurrency - this.inFlight.size;
     if (room <= 0 || this.stopped) return 0;
-    const items = await inBackground(() => this.spec.claim(room));
+    const items = await inBackground(() => this.spec.claim(room, this.stopping.signal));
     for (const item of items) void this.track(inBackground(() => this.spec.work(item)));
     return items.length;
   }
@@ -70,9 +72,13 @@ export class WorkerLoop<T> {
     return guarded;
   }
 
-  /** Stops claiming; waits for the pass and every item in progress. */
+  /**
+   * Stops claiming (a claim in progress sees its `stopping` signal abort: a long one, like a sync pass run inside
+   * it, cancels itself); waits for the pass and every item in progress.
+   */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping.abort();
     if (this.timer) clearTimeout(this.timer);
     this.timer = null;
     await this.pass;
