@@ -78,11 +78,31 @@ for (const top of SCANNED) {
   }
 }
 
+// Durable work (DESIGN.md): lease, claim and fencing SQL lives in src/durable-work/ only; features compose its
+// fragments (lease.sql.ts, named-lease.repository.ts). Checked inside template literals (the SQL), not comments.
+const LEASE_SQL =
+  /SKIP LOCKED|nextval\(|\blease_until\s*[=<>]|\blease_token\s*=|\bfencing_token\s*[=+]|\bjob_leases\b/;
+const TEMPLATE = /`[^`]*`/g;
+for (const file of walk(join(root, 'src'))) {
+  const path = toPosix(relative(root, file));
+  if (path.startsWith('src/durable-work/') || path.endsWith('.spec.ts')) continue;
+  const text = readFileSync(file, 'utf8');
+  for (const literal of text.matchAll(TEMPLATE)) {
+    const hit = LEASE_SQL.exec(literal[0]);
+    if (!hit) continue;
+    violations.push(
+      `${path}:${lineOf(text, literal.index + hit.index)}: lease SQL (${hit[0]}) outside src/durable-work/ ` +
+        `(compose durable work's fragments: src/durable-work/lease.sql.ts)`,
+    );
+  }
+}
+
 if (violations.length > 0) {
   for (const v of violations) console.error(v);
   console.error(`${violations.length} dependency rule violation(s) (DESIGN.md, rules of the house)`);
   process.exit(1);
 }
 console.log(
-  'dependency rules hold: every *.entity.ts is used only by its owning module, tests and migrations',
+  'dependency rules hold: every *.entity.ts is used only by its owning module, tests and migrations; ' +
+    'lease SQL only in src/durable-work/',
 );

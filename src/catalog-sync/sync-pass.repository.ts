@@ -1,5 +1,6 @@
 import type { Sql } from './sql';
 import type { SyncPassStatus, SyncResource } from './sync-pass.entity';
+import { namedLeaseCovers } from '../durable-work/named-lease.repository';
 
 /** A pass as the service and the operator API see it. */
 export interface SyncPassRecord {
@@ -122,9 +123,7 @@ export class SyncPassRepository {
     const { rows } = await db.query<{ id: string; resource: SyncResource }>(
       `UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(),
          error = 'abandoned: its holder stopped renewing the lease (process died or lost the database)'
-       WHERE p.status = 'running' AND NOT EXISTS (
-         SELECT 1 FROM job_leases l
-         WHERE l.pass_id = p.id AND l.fencing_token = p.fencing_token AND l.expires_at > clock_timestamp())
+       WHERE p.status = 'running' AND NOT ${namedLeaseCovers('p.id', 'p.fencing_token')}
        RETURNING p.id::text, p.resource`,
     );
     return rows;

@@ -141,3 +141,12 @@ export class NamedLeaseRepository {
     logger.warn({ queue, name, token, what }, 'durable work fenced off (lease lost)');
   }
 }
+
+/**
+ * SQL predicate: a named lease currently covers the run `passId` (SQL expression) under `token`: attached to it,
+ * same fencing token, not expired (database clock). How the owner of a run finds the runs nobody holds any more.
+ */
+export function namedLeaseCovers(passId: string, token: string): string {
+  return `EXISTS (SELECT 1 FROM job_leases l
+    WHERE l.pass_id = ${passId} AND l.fencing_token = ${token} AND l.expires_at > clock_timestamp())`;
+}

@@ -186,3 +186,35 @@ describe('dependency rules (scripts/check-deps.mjs: entity ownership)', () => {
     );
   });
 });
+
+describe('dependency rules (scripts/check-deps.mjs: lease SQL only in durable work)', () => {
+  it('passes for lease SQL inside src/durable-work/, in comments, and in specs', () => {
+    const result = checkDeps({
+      'src/durable-work/lease.sql.ts': 'export const Q = `SELECT 1 FROM t FOR UPDATE SKIP LOCKED`;\n',
+      'src/orders/order.repository.ts':
+        '// claims with FOR UPDATE SKIP LOCKED through durable work\nexport const Q = `SELECT 1`;\n',
+      'src/orders/order.repository.spec.ts': 'export const Q = `UPDATE t SET lease_token = 1`;\n',
+    });
+    expect(result).toEqual({ status: 0, lines: [] });
+  });
+
+  it('fails naming each feature statement that writes its own lease SQL', () => {
+    const result = checkDeps({
+      'src/orders/order.repository.ts': [
+        'export const A = `SELECT id FROM orders',
+        '  FOR UPDATE SKIP LOCKED`;',
+        'export const B = `UPDATE orders SET lease_until = now()`;',
+        "export const C = `INSERT INTO t VALUES (nextval('s'))`;",
+        'export const D = `SELECT 1 FROM job_leases`;',
+        '',
+      ].join('\n'),
+    });
+    expect(result.status).toBe(1);
+    expect(result.lines.map((l) => l.split(': ')[0])).toEqual([
+      'src/orders/order.repository.ts:2',
+      'src/orders/order.repository.ts:3',
+      'src/orders/order.repository.ts:4',
+      'src/orders/order.repository.ts:5',
+    ]);
+  });
+});
