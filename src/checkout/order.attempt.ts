@@ -127,24 +127,24 @@ export class OrderAttempt {
     let result;
     try {
       result = await this.transactions.signAndSend(
-        this.signInput({
-          id: order.id,
-          clientId: order.clientId,
-          attempt: order.attempt,
-          buyerSubject: order.buyerSubject,
-          requestId: order.requestId,
-          batch: revalidated.batch ?? null,
-          upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
-          leaseToken: order.leaseToken,
-        }),
         {
-          requestId: order.requestId ?? undefined,
-          followUpMs: this.config.CHECKOUT_LEASE_MS,
+          ...this.signInput({
+            id: order.id,
+            clientId: order.clientId,
+            attempt: order.attempt,
+            buyerSubject: order.buyerSubject,
+            requestId: order.requestId,
+            batch: revalidated.batch ?? null,
+            upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
+            leaseToken: order.leaseToken,
+          }),
           // The key is the order's (committed with it): signing need not wait for the ledger's commit, while this
           // drive's lease is provably young (less than half of it gone by this process's clock since the
           // statement that took or renewed it was sent). A drive resumed after a long stall inserts first: the
           // insert is fenced by its token, so a drive whose order was claimed again signs nothing.
           signAlongsideInsert: performance.now() - order.heldSince < this.config.CHECKOUT_LEASE_MS / 2,
+        },
+        {
           onSigned: () => {
             crashPoint('after_sign');
             crashPoint('before_submit');

@@ -18,7 +18,7 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
 import type {
   FinalHandler,
   SendOptions,
-  SignAndSendOptions,
+  AttemptHooks,
   SignInput,
   SignOptions,
   SignOutcome,
@@ -96,41 +96,40 @@ export class TransactionsService {
    */
   async signAndSend(
     input: SignInput,
-    options: SignAndSendOptions = {},
+    hooks: AttemptHooks = {},
   ): Promise<SignOutcome & { sent: SubmitOutcome | { error: unknown } }> {
     const early: { answer?: Promise<SubmissionResult> } = {};
     // A submission the caller makes is marked in the statement recording the signature (the tracker follows it).
-    const signing = {
-      ...input,
-      submitNextFollowUpMs: input.submitNextFollowUpMs ?? options.followUpMs ?? this.config.TX_LEASE_MS,
-    };
-    const outcome = await this.signer.sign(signing, {
-      onSigned: (signed) => {
-        options.onSigned?.();
-        early.answer = this.upstream.submitTransaction(
-          { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
-          { requestId: options.requestId },
-        );
-        // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
-        early.answer.catch(() => undefined);
+    const followUpMs = input.submitNextFollowUpMs ?? this.config.TX_LEASE_MS;
+    const outcome = await this.signer.sign(
+      { ...input, submitNextFollowUpMs: followUpMs },
+      {
+        onSigned: (signed) => {
+          hooks.onSigned?.();
+          early.answer = this.upstream.submitTransaction(
+            { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
+            { requestId: input.requestId },
+          );
+          // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
+          early.answer.catch(() => undefined);
+        },
       },
-      signAlongsideInsert: options.signAlongsideInsert,
-    });
-    const along = options.alongsideAnswer;
+    );
+    const along = hooks.alongsideAnswer;
     const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
     try {
       if (early.answer === undefined)
         return {
           ...outcome,
           sent: await this.submitter.send(outcome.record, {
-            ...options,
-            fence: options.fence ?? input.fence,
+            requestId: input.requestId,
+            fence: input.fence,
+            followUpMs,
             alongside,
           }),
         };
-      const sent = await this.submitter.sendSubmission(outcome.record, this.instanceId, options.requestId, {
-        nextDelayMs: options.followUpMs ?? this.config.TX_LEASE_MS,
-        alongsideFinal: options.alongsideFinal,
+      const sent = await this.submitter.sendSubmission(outcome.record, this.instanceId, input.requestId, {
+        nextDelayMs: followUpMs,
         alongside,
         answer: early.answer,
       });

@@ -53,10 +53,7 @@ export class TransactionsSigner {
    * body → 422; in flight → 409 with Retry-After; an earlier call whose outcome is unknown is repeated with
    * the same upstream key (so it returns the same transaction).
    */
-  async sign(
-    input: SignInput,
-    { onSigned, signAlongsideInsert = false }: SignOptions = {},
-  ): Promise<SignOutcome> {
+  async sign(input: SignInput, { onSigned }: SignOptions = {}): Promise<SignOutcome> {
     requireIdempotencyKey(input.idempotencyKey);
     if (input.subject.length < 1 || input.subject.length > 255)
       throw validationFailed([{ field: 'subject', problems: ['must be 1 to 255 characters'] }]);
@@ -65,7 +62,7 @@ export class TransactionsSigner {
     const request = canonicalBatchJson(input.batch);
     const fingerprint = requestFingerprint(input.kind, input.subject, input.batch);
     // The early call sends the batch exactly as a later call would send it from the stored request.
-    const early = signAlongsideInsert
+    const early = input.signAlongsideInsert
       ? this.signUpstream(
           input.kind,
           input.subject,

@@ -39,26 +39,6 @@ export interface SignInput {
    * resumed, only while that claim is current; otherwise LeaseLostError and nothing is signed or bound to the key.
    */
   fence?: Fence;
-}
-
-export interface SendOptions {
-  requestId?: string;
-  /** The caller's claim: a first submission is marked (and sent) only while it is current (LeaseLostError). */
-  fence?: Fence;
-  /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
-  followUpMs?: number;
-  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
-  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
-}
-
-export interface SignAndSendOptions extends SendOptions {
-  /** Called once a fresh signature is back, right before its bytes are sent (checkout's crash points). */
-  onSigned?: () => void;
-  /**
-   * Runs concurrently with recording the first submission's answer, both awaited (the caller's own commit of
-   * the signed and submitted transaction): given the record as signed and the answer.
-   */
-  alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
   /**
    * The caller committed this request's upstream idempotency key before calling (checkout: the order row, from
    * which the key is derived), so the signing call leaves alongside the insert of the ledger's record instead
@@ -71,12 +51,34 @@ export interface SignAndSendOptions extends SendOptions {
   signAlongsideInsert?: boolean;
 }
 
+export interface SendOptions {
+  requestId?: string;
+  /** The caller's claim: a first submission is marked (and sent) only while it is current (LeaseLostError). */
+  fence?: Fence;
+  /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
+  followUpMs?: number;
+  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
+}
+
+/**
+ * The caller's latency work in `signAndSend` (checkout): run at the two moments it needs, and nothing else. What
+ * the attempt is (key, batch, fence, follow-up, whether signing may leave early) is in its SignInput.
+ */
+export interface AttemptHooks {
+  /** Called once a fresh signature is back, right before its bytes are sent (checkout's crash points). */
+  onSigned?: () => void;
+  /**
+   * Runs concurrently with recording the first submission's answer, both awaited (the caller's own commit of
+   * the signed and submitted transaction): given the record as signed and the answer.
+   */
+  alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
+}
+
 /** `sign`'s options; `signAndSend` is their one user. */
 export interface SignOptions {
   /** Called with a fresh signature as soon as the upstream returns it, before it is recorded. */
   onSigned?: (signed: SignedTransaction) => void;
-  /** As SignAndSendOptions.signAlongsideInsert. */
-  signAlongsideInsert?: boolean;
 }
 
 export interface SignOutcome {

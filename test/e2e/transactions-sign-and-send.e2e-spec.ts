@@ -122,7 +122,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     const before = t.sandbox.admin.stats().transactions;
     let result: Promise<Awaited<ReturnType<TransactionsService['signAndSend']>>> | undefined;
     await withLedgerInsertsBlocked(async () => {
-      result = sut.signAndSend(input, { signAlongsideInsert: true });
+      result = sut.signAndSend({ ...input, signAlongsideInsert: true });
       await waitUntil(() => Promise.resolve(t.sandbox.admin.stats().transactions === before + 1), 5_000, 10);
       // Signed upstream while the record waits; the signed bytes wait with it.
       expect(await rowsWithKey(input.idempotencyKey)).toBe(0);
@@ -161,7 +161,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     const { input } = await purchase();
     const first = await sut.signAndSend(input);
     const before = t.sandbox.admin.stats().transactions;
-    const again = await sut.signAndSend(input, { signAlongsideInsert: true });
+    const again = await sut.signAndSend({ ...input, signAlongsideInsert: true });
     expect(again.replayed).toBe(true);
     expect(again.record.custodialTransactionId).toBe(first.record.custodialTransactionId);
     expect(t.sandbox.admin.stats().transactions).toBe(before);
