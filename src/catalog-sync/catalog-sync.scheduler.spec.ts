@@ -23,6 +23,9 @@ function fakeSync() {
       record('protocol-config');
       return null;
     },
+    cancelPasses: async () => {
+      record('cancel');
+    },
   };
   return { calls, sync: sync as unknown as CatalogSyncService };
 }
@@ -102,11 +105,14 @@ describe(CatalogSyncScheduler.name, () => {
     const { calls, sync } = fakeSync();
     const sut = new CatalogSyncScheduler(sync, work, config({}));
     sut.onApplicationBootstrap();
-    await vi.advanceTimersByTimeAsync(RUN_MS);
+    // Stopped while the startup passes run.
+    await vi.advanceTimersByTimeAsync(RUN_MS / 2);
     await stop(sut);
     const before = calls.length;
     await vi.advanceTimersByTimeAsync(20_000);
     expect(before).toBeGreaterThan(0);
     expect(calls).toHaveLength(before);
+    // The pass running when its loop was stopped was cancelled, not waited out.
+    expect(calls.map((c) => c.call)).toContain('cancel');
   });
 });

@@ -67,7 +67,7 @@ export class CatalogSyncScheduler implements OnApplicationBootstrap, BeforeAppli
       concurrency: 1,
       claim: async (_room, stopping) => {
         // The block stops the loop at shutdown: the pass run inside this claim is cancelled, not waited out.
-        const cancel = (): void => void this.sync.beforeApplicationShutdown();
+        const cancel = (): void => void this.sync.cancelPasses();
         stopping.addEventListener('abort', cancel, { once: true });
         await this.run(job, trigger).finally(() => stopping.removeEventListener('abort', cancel));
         trigger = 'schedule';

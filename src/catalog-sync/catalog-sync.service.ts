@@ -59,6 +59,11 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
    * durable-work block stops them before this hook runs); a second call only waits again.
    */
   beforeApplicationShutdown(): Promise<void> {
+    return this.cancelPasses();
+  }
+
+  /** As at shutdown: no new pass starts; the running ones are cancelled and waited for (5 s at most). */
+  cancelPasses(): Promise<void> {
     this.stopping ??= this.stopPasses();
     return this.stopping;
   }

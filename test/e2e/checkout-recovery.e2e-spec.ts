@@ -286,6 +286,15 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
       [recordId],
     );
     expect(await t.app.get(TransactionsTracker).tick()).toBeGreaterThanOrEqual(1);
+    // The tracker's work runs in the background: the after-final handler reopens the order, then it is driven.
+    await waitUntil(
+      async () =>
+        (await getOrder(t.app, client.key, `/v1/orders/${id}?steps=true`)).body.steps?.some(
+          (s) => s.step === 'reopened',
+        ) === true,
+      10_000,
+      30,
+    );
     const done = await runWorkerUntilFinal(id);
     expect(done).toMatchObject({ state: 'confirmed', attempt: 1, failure: null });
     expect(done.steps?.map((s) => s.step)).toEqual(expect.arrayContaining(['reopened', 'confirmed']));
