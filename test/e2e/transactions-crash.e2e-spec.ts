@@ -195,4 +195,73 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
       expect(b.started_at.getTime()).toBeGreaterThanOrEqual(a.at.getTime());
     }
   }, 180_000);
+
+  it('a tracker frozen past its lease (SIGSTOP mid-call) is fenced off when it wakes: the other replica finished it', async () => {
+    const a = await start({ TX_TRACKER_BATCH: '1' });
+    const before = Number((await admin('GET', '/state')).transactions);
+    const res = await list(a, await listingBody(), 'zombie-tracker');
+    expect(res.status).toBe(202);
+    const { custodialTransactionId } = (await res.json()) as { custodialTransactionId: string };
+    const lease = async () =>
+      (
+        await db.query<{ token: string | null; live: boolean }>(
+          `SELECT lease_token::text AS token, COALESCE(lease_until > clock_timestamp(), false) AS live
+           FROM ledger_transactions WHERE custodial_transaction_id = $1`,
+          [custodialTransactionId],
+        )
+      ).rows[0];
+    // A's tracker's next re-send is held 1.5 s by the sandbox: a claim that outlives a quick poll.
+    await admin('POST', '/faults', { operation: 'submit', kind: 'latency', latencyMs: 1500, times: 1 });
+    let held: string | null = null;
+    await waitUntil(
+      async () => {
+        const first = await lease();
+        if (!first.live) return false;
+        await new Promise((r) => setTimeout(r, 150));
+        const again = await lease();
+        held = again.live && again.token === first.token ? first.token : null;
+        return held !== null;
+      },
+      15_000,
+      20,
+    );
+    a.child.kill('SIGSTOP');
+    try {
+      // A's lease (2 s) runs out while it is frozen; B claims the row under a new token and finishes it.
+      const b = await start({ TX_TRACKER_BATCH: '1' });
+      await waitUntil(
+        async () =>
+          (
+            await db.query(
+              `SELECT 1 FROM ledger_transactions WHERE custodial_transaction_id = $1 AND final_at IS NOT NULL`,
+              [custodialTransactionId],
+            )
+          ).rows.length === 1,
+        60_000,
+        200,
+      );
+      expect(BigInt((await lease()).token ?? 0)).toBeGreaterThan(BigInt(held ?? 0));
+      expect(b.output()).toMatch(/durable work lease expired, taken over/);
+    } finally {
+      a.child.kill('SIGCONT');
+    }
+    await waitUntil(
+      () =>
+        a
+          .output()
+          .split('\n')
+          .some((l) => l.includes('ledger_transactions') && l.includes('fenced off')),
+      15_000,
+      100,
+    );
+    const [row] = (
+      await db.query<{ status: string }>(
+        `SELECT status FROM ledger_transactions WHERE custodial_transaction_id = $1`,
+        [custodialTransactionId],
+      )
+    ).rows;
+    expect(row.status).toBe('confirmed');
+    expect((await admin('GET', `/transactions/${custodialTransactionId}`)).state).toBe('confirmed');
+    expect(Number((await admin('GET', '/state')).transactions)).toBe(before + 1);
+  }, 180_000);
 });
