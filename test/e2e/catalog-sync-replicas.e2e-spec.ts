@@ -9,8 +9,9 @@ import {
   passes,
   sandboxEvents,
   sandboxListings,
+  pgQuery,
+  syncServiceEnv,
   walkSandbox,
-  withPg,
 } from '../support/catalog-mirror';
 import { spawnService, waitForExit, type ServiceProcess } from '../support/service-process';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
@@ -40,31 +41,25 @@ describe('catalog sync: kill -9, takeover, two replicas, exact mirror (service p
   let sandbox: SandboxHandle;
   const running: ServiceProcess[] = [];
 
-  const serviceEnv = (): Record<string, string> => ({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: databaseUrl,
-    UPSTREAM_BASE_URL: sandbox.url,
-    UPSTREAM_API_KEY: sandbox.admin.apiKey,
-    UPSTREAM_ENVIRONMENT: 'sandbox',
-    UPSTREAM_READ_TIMEOUT_MS: '800',
-    UPSTREAM_MAX_ATTEMPTS: '10',
-    UPSTREAM_BACKOFF_BASE_MS: '20',
-    UPSTREAM_BACKOFF_MAX_MS: '300',
-    UPSTREAM_RETRY_AFTER_CAP_MS: '1500',
-    UPSTREAM_BREAKER_THRESHOLD: '1000',
-    UPSTREAM_RATE_LIMIT_RPS: '2000',
-    UPSTREAM_RATE_LIMIT_MIN_RPS: '100',
-    SYNC_EVENTS_INTERVAL_MS: '300',
-    SYNC_LISTINGS_INTERVAL_MS: '300',
-    SYNC_JITTER_MS: '300',
-    SYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
-    SYNC_PAGE_SIZE: '250',
-    SYNC_PROGRESS_LOG_MS: '1000',
-  });
+  const serviceEnv = (): Record<string, string> =>
+    syncServiceEnv(databaseUrl, sandbox, {
+      UPSTREAM_READ_TIMEOUT_MS: '800',
+      UPSTREAM_MAX_ATTEMPTS: '10',
+      UPSTREAM_BACKOFF_BASE_MS: '20',
+      UPSTREAM_BACKOFF_MAX_MS: '300',
+      UPSTREAM_RETRY_AFTER_CAP_MS: '1500',
+      UPSTREAM_BREAKER_THRESHOLD: '1000',
+      UPSTREAM_RATE_LIMIT_RPS: '2000',
+      UPSTREAM_RATE_LIMIT_MIN_RPS: '100',
+      SYNC_EVENTS_INTERVAL_MS: '300',
+      SYNC_LISTINGS_INTERVAL_MS: '300',
+      SYNC_JITTER_MS: '300',
+      SYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
+      SYNC_PAGE_SIZE: '250',
+      SYNC_PROGRESS_LOG_MS: '1000',
+    });
 
-  const query = <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
-    withPg(databaseUrl, async (c) => (await c.query(sql, params)).rows as T[]);
+  const query = pgQuery(() => databaseUrl);
 
   /** Completed passes of both resources that started after `since` (by any replica). */
   const completedSince = async (

@@ -1,7 +1,13 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OffsetClock } from '../../src/sandbox/sandbox.clock';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
-import { mirrorListings, sandboxListings, walkSandbox, withPg } from '../support/catalog-mirror';
+import {
+  mirrorListings,
+  pgQuery,
+  sandboxListings,
+  syncServiceEnv,
+  walkSandbox,
+} from '../support/catalog-mirror';
 import { spawnService, waitForExit, type ServiceProcess } from '../support/service-process';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
@@ -28,23 +34,17 @@ describe('catalog sync: a paused holder resumes after a takeover and is fenced o
   let sandbox: SandboxHandle;
   const running: ServiceProcess[] = [];
 
-  const serviceEnv = (): Record<string, string> => ({
-    NODE_ENV: 'test',
-    LOG_LEVEL: 'info',
-    DATABASE_URL: databaseUrl,
-    UPSTREAM_BASE_URL: sandbox.url,
-    UPSTREAM_API_KEY: sandbox.admin.apiKey,
-    UPSTREAM_ENVIRONMENT: 'sandbox',
-    // Only the startup passes: later ones would blur which pass wrote what.
-    SYNC_EVENTS_INTERVAL_MS: '600000',
-    SYNC_LISTINGS_INTERVAL_MS: '600000',
-    SYNC_JITTER_MS: '0',
-    SYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
-    SYNC_PAGE_SIZE: '50',
-  });
+  const serviceEnv = (): Record<string, string> =>
+    syncServiceEnv(databaseUrl, sandbox, {
+      // Only the startup passes: later ones would blur which pass wrote what.
+      SYNC_EVENTS_INTERVAL_MS: '600000',
+      SYNC_LISTINGS_INTERVAL_MS: '600000',
+      SYNC_JITTER_MS: '0',
+      SYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
+      SYNC_PAGE_SIZE: '50',
+    });
 
-  const query = <T>(sql: string, params: unknown[] = []): Promise<T[]> =>
-    withPg(databaseUrl, async (c) => (await c.query(sql, params)).rows as T[]);
+  const query = pgQuery(() => databaseUrl);
 
   /** The service's connections doing something (a statement or an open transaction) right now. */
   const busyConnections = async (): Promise<number> =>

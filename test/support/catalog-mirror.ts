@@ -149,3 +149,29 @@ export async function passes(databaseUrl: string): Promise<
     return rows as never;
   });
 }
+
+/** One query on a fresh connection to `url` (a test's read of a database the service processes write). */
+export function pgQuery(url: () => string): <T>(sql: string, params?: unknown[]) => Promise<T[]> {
+  return <T>(sql: string, params: unknown[] = []) =>
+    withPg(url(), async (c) => (await c.query(sql, params)).rows as T[]);
+}
+
+/**
+ * The environment of a service process syncing from an in-test sandbox into `databaseUrl` (test, info logs, the
+ * sandbox's key), plus the test's own SYNC_* and UPSTREAM_* settings.
+ */
+export function syncServiceEnv(
+  databaseUrl: string,
+  sandbox: { url: string; admin: { apiKey: string } },
+  extra: Record<string, string>,
+): Record<string, string> {
+  return {
+    NODE_ENV: 'test',
+    LOG_LEVEL: 'info',
+    DATABASE_URL: databaseUrl,
+    UPSTREAM_BASE_URL: sandbox.url,
+    UPSTREAM_API_KEY: sandbox.admin.apiKey,
+    UPSTREAM_ENVIRONMENT: 'sandbox',
+    ...extra,
+  };
+}
