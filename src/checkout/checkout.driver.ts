@@ -19,7 +19,7 @@ import { OrderSettlement } from './order.settlement';
 import { OrderTracker } from './order.tracker';
 
 /** Steps one drive runs before handing the order back (a safety bound; a purchase needs about six). */
-const MAX_STEPS_PER_DRIVE = 16;
+export const MAX_STEPS_PER_DRIVE = 16;
 
 /**
  * The checkout state machine (docs/checkout.md). A driver holds an order by a claim (a lease with a fencing token,

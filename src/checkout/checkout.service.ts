@@ -16,7 +16,7 @@ import { OrderRepository, type CreateResult, type NewOrder } from './order.repos
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-const WAIT_POLL_MS = 50;
+export const WAIT_POLL_MS = 50;
 
 export interface CreateOutcome {
   order: OrderResponse;

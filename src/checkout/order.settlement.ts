@@ -13,7 +13,7 @@ import type { OrderEntity } from './order.entity';
 import { interpretPurchaseStatus } from './purchase-status';
 
 /** Refresh of the mirror after a confirmed order: tries before giving up on it (the order stays confirmed). */
-const MAX_REFRESH_TRIES = 5;
+export const MAX_REFRESH_TRIES = 5;
 
 /**
  * What settles an order once tracking is out of the picture: the purchase status by key, asked before any new

@@ -11,7 +11,7 @@ import type { OrderEntity } from './order.entity';
 import type { OrderPatch } from './order.repository';
 
 /** Status polls one drive makes before handing the order back (a safety bound; time bounds it first). */
-const MAX_POLLS_PER_DRIVE = 100_000;
+export const MAX_POLLS_PER_DRIVE = 100_000;
 
 /**
  * An order's submissions and its tracking to a final status: sends the signed bytes through the ledger (safe to

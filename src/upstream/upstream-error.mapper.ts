@@ -49,7 +49,7 @@ export const UNCAUGHT_UPSTREAM_OVERRIDES: Partial<
 };
 
 /** Rate-limited without a Retry-After: tell our caller to come back in a few seconds. */
-const DEFAULT_RETRY_AFTER_SECONDS = 5;
+export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 
 /**
  * Maps an UpstreamError to the service's AppError for feature modules (the global filter then picks the

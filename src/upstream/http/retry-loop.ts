@@ -13,7 +13,7 @@ export interface HttpResult {
 }
 
 /** An attempt is not started with less time than this left before the deadline. */
-const MIN_ATTEMPT_MS = 10;
+export const MIN_ATTEMPT_MS = 10;
 
 /**
  * What is retried: transient 5xx (500/502/503/504), connection failures, attempt timeouts (reads and

@@ -1,15 +1,22 @@
-import { AppConfig } from '../config/app.config';
-import { AuthConfig } from '../config/auth.config';
-import { CheckoutConfig } from '../config/checkout.config';
-import { ListingsConfig } from '../config/listings.config';
-import { SandboxEnv } from '../config/sandbox.config';
-import { SyncConfig } from '../config/sync.config';
-import { TransactionsConfig } from '../config/transactions.config';
-import { UpstreamConfig } from '../config/upstream.config';
-import { txBackoffSettings } from '../transactions/transactions.backoff';
-import { fullJitterDelay } from '../upstream/http/backoff';
-import { DEFAULT_MAX_PAGES } from '../upstream/wire/pagination';
-import { backoffCeiling, type BackoffSettings } from './backoff.policy';
+import { AppConfig } from './config/app.config';
+import { AuthConfig } from './config/auth.config';
+import { CheckoutConfig } from './config/checkout.config';
+import { ListingsConfig } from './config/listings.config';
+import { SandboxEnv } from './config/sandbox.config';
+import { SyncConfig } from './config/sync.config';
+import { TransactionsConfig } from './config/transactions.config';
+import { UpstreamConfig } from './config/upstream.config';
+import { MAX_STEPS_PER_DRIVE } from './checkout/checkout.driver';
+import { WAIT_POLL_MS } from './checkout/checkout.service';
+import { orderBackoffSettings } from './checkout/order.committer';
+import { MAX_REFRESH_TRIES } from './checkout/order.settlement';
+import { MAX_POLLS_PER_DRIVE } from './checkout/order.tracker';
+import { txBackoffSettings } from './transactions/transactions.backoff';
+import { MIN_ATTEMPT_MS } from './upstream/http/retry-loop';
+import { DEFAULT_RETRY_AFTER_SECONDS } from './upstream/upstream-error.mapper';
+import { fullJitterDelay } from './upstream/http/backoff';
+import { DEFAULT_MAX_PAGES } from './upstream/wire/pagination';
+import { backoffCeiling, type BackoffSettings } from './durable-work/backoff.policy';
 
 /**
  * What is retried, how often, and the worst case: every retry / lease / poll / interval / timeout / give-up setting
@@ -17,8 +24,8 @@ import { backoffCeiling, type BackoffSettings } from './backoff.policy';
  * docs/RETRIES.md is rendered from this file (`npm run docs:retries`); retries.catalog.spec.ts fails when the two
  * disagree or when a config class gains a retry-like variable this catalog does not list.
  *
- * Constants that their files do not export are listed with their value and a comment naming file and constant:
- * when one changes there, change it here too.
+ * Constants are imported from the files that use them; the few written inline there are copied below with a
+ * comment naming file and place: when one changes there, change it here too.
  */
 
 /** Every configuration class the service validates, as one bundle (defaults: `defaultRetriesConfig()`). */
@@ -73,30 +80,20 @@ export interface RetrySetting {
   where: string;
 }
 
-// ---- code constants that their files do not export (do not edit those files from here) ----------------------
+// ---- code constants: imported where their file exports them; the inline ones below are copies (keep in step) --
 
-/** src/checkout/checkout.driver.ts `MAX_STEPS_PER_DRIVE` (not exported). */
-export const MAX_STEPS_PER_DRIVE = 16;
-/** src/checkout/order.tracker.ts `MAX_POLLS_PER_DRIVE` (not exported). */
-export const MAX_POLLS_PER_DRIVE = 100_000;
-/** src/checkout/order.settlement.ts `MAX_REFRESH_TRIES` (not exported). */
-export const MAX_REFRESH_TRIES = 5;
 /** src/checkout/checkout.integrator.ts `CACHE_MS` (not exported): protocol config reuse by revalidation. */
 export const CHECKOUT_PROTOCOL_CONFIG_CACHE_MS = 5 * 60_000;
 /** src/checkout/checkout.integrator.ts, `maxPages: 10_000` of the revalidation walk (inline). */
 export const REVALIDATION_MAX_PAGES = 10_000;
-/** src/checkout/checkout.service.ts `WAIT_POLL_MS` (not exported): `GET /v1/orders/{id}?wait=` re-reads. */
-export const ORDER_WAIT_POLL_MS = 50;
-/** src/upstream/http/retry-loop.ts `MIN_ATTEMPT_MS` (not exported). */
-export const MIN_ATTEMPT_MS = 10;
+/** src/checkout/checkout.service.ts `WAIT_POLL_MS`: `GET /v1/orders/{id}?wait=` re-reads. */
+export const ORDER_WAIT_POLL_MS = WAIT_POLL_MS;
 /** src/upstream/http/rate-limiter.ts, `recoveryIntervalMs: 5_000` default (inline). */
 export const RATE_LIMIT_RECOVERY_INTERVAL_MS = 5_000;
 /** src/upstream/http/rate-limiter.ts, `recoveryStep: 0.1` default (inline). */
 export const RATE_LIMIT_RECOVERY_STEP = 0.1;
 /** src/upstream/upstream.client.ts verifyKey, `maxAttempts: 2` (inline). */
 export const VERIFY_KEY_MAX_ATTEMPTS = 2;
-/** src/upstream/upstream-error.mapper.ts `DEFAULT_RETRY_AFTER_SECONDS` (not exported). */
-export const DEFAULT_RETRY_AFTER_SECONDS = 5;
 /** src/catalog-sync/sync-pass.runner.ts `WRITE_MAX_DELAY_MS` (not exported). */
 export const SYNC_WRITE_MAX_DELAY_MS = 1000;
 /** src/catalog-sync/catalog-sync.service.ts beforeApplicationShutdown, `Date.now() + 5000` (inline). */
@@ -106,18 +103,19 @@ export const LISTENER_RECONNECT_DEFAULT_MS = 1000;
 /** Retry-After caps of the two background queues: 4 × their maximum delay (the lead's backoff switch). */
 export const RETRY_AFTER_CAP_FACTOR = 4;
 
+export {
+  MAX_POLLS_PER_DRIVE,
+  MAX_REFRESH_TRIES,
+  MAX_STEPS_PER_DRIVE,
+  MIN_ATTEMPT_MS,
+  DEFAULT_RETRY_AFTER_SECONDS,
+};
+
 // ---- the backoff settings of the two background queues ---------------------------------------------------
 
-/**
- * The orders queue's settings of the one backoff policy (the same values as order.committer.ts's settings once
- * checkout is on backoffDelay: base, max, Retry-After cap 4 × max).
- */
+/** The orders queue's settings of the one backoff policy (order.committer.ts). */
 export function checkoutBackoffSettings(config: CheckoutConfig): BackoffSettings {
-  return {
-    baseMs: config.CHECKOUT_RETRY_BASE_DELAY_MS,
-    maxMs: config.CHECKOUT_RETRY_MAX_DELAY_MS,
-    retryAfterCapMs: RETRY_AFTER_CAP_FACTOR * config.CHECKOUT_RETRY_MAX_DELAY_MS,
-  };
+  return orderBackoffSettings(config);
 }
 
 /** The ledger queue's settings (transactions.backoff.ts). */
@@ -910,8 +908,8 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
 
   para('# Retries, leases and polls');
   para(
-    '<!-- Generated by `npm run docs:retries` from src/durable-work/retries.catalog.ts; do not edit by hand. -->',
-    '<!-- src/durable-work/retries.catalog.spec.ts fails when this file and the code disagree. -->',
+    '<!-- Generated by `npm run docs:retries` from src/retries.catalog.ts; do not edit by hand. -->',
+    '<!-- src/retries.catalog.spec.ts fails when this file and the code disagree. -->',
   );
   para(
     'What is retried, how often, and the worst case: every retry, lease, poll, interval, timeout and give-up',

@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { declaredVariables } from '../config/validate-env';
+import { declaredVariables } from './config/validate-env';
 import {
   defaultRetriesConfig,
   finiteWorstCaseTimes,
@@ -77,7 +77,7 @@ describe(retriesCatalog.name, () => {
     );
 
     expect(classes.length).toBeGreaterThanOrEqual(8);
-    expect(missing, 'document these in src/durable-work/retries.catalog.ts').toEqual([]);
+    expect(missing, 'document these in src/retries.catalog.ts').toEqual([]);
   });
 
   it('names only variables some config class declares, with the value of the config it is given', async () => {
