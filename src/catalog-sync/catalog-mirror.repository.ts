@@ -31,6 +31,12 @@ const EVENT_COLUMNS = `event_id::text AS event_id, name, start_at_raw, ${UTC('st
   ${UTC('first_seen_at')}, ${UTC('last_seen_at')}, ${UTC('removed_at')}`;
 
 /**
+ * The database's epoch: when its server started. A restore or a failover starts another server, so a mirror
+ * generation read under another epoch is another history, never comparable by number with the one before.
+ */
+const EPOCH = `pg_postmaster_start_time()::text`;
+
+/**
  * The plain columns an events page's inner scans carry: a name search sorts every matching row before its
  * LIMIT, and PostgreSQL computes a scan's select list for each of them, so the text conversions
  * (EVENT_COLUMNS) run in the outer select, on the page's rows only.
@@ -253,7 +259,7 @@ export class CatalogMirrorRepository {
    */
   async state(): Promise<MirrorStateRow> {
     const rows = await this.rows<MirrorStateRow>(
-      `SELECT (SELECT generation::text FROM mirror_generation) AS generation,
+      `SELECT (SELECT generation::text FROM mirror_generation) AS generation, ${EPOCH} AS epoch,
         ${lastCompletedPass('events')} AS events_pass, ${lastCompletedPass('listings')} AS listings_pass,
         (SELECT json_build_object('decimals', stablecoin_decimals, 'mint', stablecoin_mint,
            'fetched_at', fetched_at) FROM protocol_config) AS protocol`,
@@ -264,13 +270,13 @@ export class CatalogMirrorRepository {
     return row;
   }
 
-  /** The current mirror generation alone (the strict cache check reads it per request). */
-  async generation(): Promise<string> {
-    const rows = await this.rows<{ generation: string }>(
-      'SELECT generation::text AS generation FROM mirror_generation',
+  /** The current mirror generation with its epoch, `<epoch>/<generation>` (the strict cache check, per request). */
+  async generationKey(): Promise<string> {
+    const rows = await this.rows<{ key: string }>(
+      `SELECT ${EPOCH} || '/' || generation::text AS key FROM mirror_generation`,
       [],
     );
-    return rows[0]?.generation ?? '0';
+    return rows[0]?.key ?? '-/0';
   }
 
   /**

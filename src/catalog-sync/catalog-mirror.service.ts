@@ -64,9 +64,9 @@ export class CatalogMirrorService implements OnModuleDestroy {
     return toMirrorState(await this.repository.state());
   }
 
-  /** The mirror generation alone, read now. */
-  async readGeneration(): Promise<bigint> {
-    return BigInt(await this.repository.generation());
+  /** The mirror generation with its database epoch (`MirrorState.generationKey`), read now. */
+  readGenerationKey(): Promise<string> {
+    return this.repository.generationKey();
   }
 
   /**

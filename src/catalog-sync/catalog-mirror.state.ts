@@ -12,17 +12,19 @@ export function toMirrorState(row: MirrorStateRow): MirrorState {
       }
     : null;
   const generation = BigInt(row.generation ?? '0');
+  const generationKey = `${row.epoch}/${generation}`;
   const eventsAsOf = date(row.events_pass?.started_at);
   const listingsAsOf = date(row.listings_pass?.started_at);
   return {
     generation,
+    generationKey,
     eventsAsOf,
     listingsAsOf,
     eventsAsOfIso: eventsAsOf?.toISOString() ?? null,
     listingsAsOfIso: listingsAsOf?.toISOString() ?? null,
     protocol,
     version: [
-      generation,
+      generationKey,
       row.events_pass?.id ?? '-',
       row.listings_pass?.id ?? '-',
       row.protocol ? `${row.protocol.decimals}/${row.protocol.mint ?? ''}/${row.protocol.fetched_at}` : '-',

@@ -69,6 +69,7 @@ export interface ListingSummaryRow {
 /** The state query's row (json columns arrive parsed, timestamps inside them as ISO text). */
 export interface MirrorStateRow {
   generation: string | null;
+  epoch: string;
   events_pass: { id: string; started_at: string } | null;
   listings_pass: { id: string; started_at: string } | null;
   protocol: { decimals: number; mint: string | null; fetched_at: string } | null;
@@ -77,6 +78,8 @@ export interface MirrorStateRow {
 /** What a read answer depends on besides its own rows. */
 export interface MirrorState {
   generation: bigint;
+  /** `<database epoch>/<generation>`: equal only for the same history at the same point (restores differ). */
+  generationKey: string;
   /** Start of the last completed full pass per resource: every active row was seen at or after it. */
   eventsAsOf: Date | null;
   listingsAsOf: Date | null;

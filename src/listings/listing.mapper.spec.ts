@@ -48,6 +48,7 @@ describe('moneyView', () => {
 
 const state = (listingsAsOf: Date | null): MirrorState => ({
   generation: 1n,
+  generationKey: 'e/1',
   eventsAsOf: null,
   listingsAsOf,
   eventsAsOfIso: null,

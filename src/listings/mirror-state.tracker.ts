@@ -54,9 +54,10 @@ export class MirrorStateTracker {
       try {
         do {
           this.again = false;
-          const state = await this.mirror.readState();
-          // Never step back: a slow read must not replace a newer generation read meanwhile.
-          if (!this.state || state.generation >= this.state.generation) this.state = state;
+          // Reads never overlap, so each one saw the database at or after the one before: it is the state, even
+          // when its generation is lower (a restore or failover went back) — a cache that only moved forward would
+          // serve the old history's bodies until the generation passed its old value.
+          this.state = await this.mirror.readState();
         } while (this.again);
         return this.current;
       } catch (error) {
@@ -69,10 +70,10 @@ export class MirrorStateTracker {
     return this.reading;
   }
 
-  /** Strict mode: the generation read from the database now; re-reads the state when it moved. */
+  /** Strict mode: the generation (and epoch) read from the database now; re-reads the state when it changed. */
   async verified(): Promise<MirrorState> {
-    const generation = await this.mirror.readGeneration();
-    if (this.state && generation === this.state.generation) return this.state;
+    const key = await this.mirror.readGenerationKey();
+    if (this.state && key === this.state.generationKey) return this.state;
     return this.refresh();
   }
 }
