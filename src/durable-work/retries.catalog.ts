@@ -83,8 +83,10 @@ export const MAX_POLLS_PER_DRIVE = 100_000;
 export const MAX_REFRESH_TRIES = 5;
 /** src/checkout/checkout.integrator.ts `CACHE_MS` (not exported): protocol config reuse by revalidation. */
 export const CHECKOUT_PROTOCOL_CONFIG_CACHE_MS = 5 * 60_000;
-/** src/checkout/checkout.integrator.ts, `maxPages: 10_000` of the revalidation walk (inline). */
+/** src/upstream/listing-search.ts, `maxPages: 10_000` of a one-listing search walk (inline). */
 export const REVALIDATION_MAX_PAGES = 10_000;
+/** src/listings/live-listing.reader.ts `FRESH_READ_MAX_WALKS` (not exported). */
+export const FRESH_READ_MAX_WALKS = 3;
 /** src/checkout/checkout.service.ts `WAIT_POLL_MS` (not exported): `GET /v1/orders/{id}?wait=` re-reads. */
 export const ORDER_WAIT_POLL_MS = 50;
 /** src/upstream/http/retry-loop.ts `MIN_ATTEMPT_MS` (not exported). */
@@ -352,8 +354,8 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
     }),
     constant('checkout', 'revalidation maxPages', REVALIDATION_MAX_PAGES, {
       unit: 'count',
-      bounds: 'pages of one revalidation walk',
-      where: 'src/checkout/checkout.integrator.ts `maxPages`',
+      bounds: 'pages of one revalidation walk (and of one `?fresh=true` walk)',
+      where: 'src/upstream/listing-search.ts `maxPages`',
     }),
     constant('checkout', 'protocol config cache', CHECKOUT_PROTOCOL_CONFIG_CACHE_MS, {
       unit: 'ms',
@@ -500,6 +502,12 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       unit: 'ms',
       bounds: 'a `?fresh=true` live re-read of one event',
       where: `${CFG}listings.config.ts → listings/`,
+    }),
+    constant('service', 'fresh read walks', FRESH_READ_MAX_WALKS, {
+      unit: 'count',
+      bounds:
+        'walks of one `?fresh=true` read while null identifiers leave it undecided (then 502), within its timeout',
+      where: 'src/listings/live-listing.reader.ts `FRESH_READ_MAX_WALKS`',
     }),
     env('service', l, 'LISTINGS_STATE_REFRESH_MS', {
       unit: 'ms',
