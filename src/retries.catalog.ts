@@ -8,6 +8,7 @@ import { TransactionsConfig } from './config/transactions.config';
 import { UpstreamConfig } from './config/upstream.config';
 import { MAX_STEPS_PER_DRIVE } from './checkout/checkout.driver';
 import { WAIT_POLL_MS } from './checkout/checkout.service';
+import { FRESH_READ_MAX_WALKS } from './listings/live-listing.reader';
 import { orderBackoffSettings } from './checkout/order.committer';
 import { MAX_REFRESH_TRIES } from './checkout/order.settlement';
 import { MAX_POLLS_PER_DRIVE } from './checkout/order.tracker';
@@ -84,7 +85,7 @@ export interface RetrySetting {
 
 /** src/checkout/checkout.integrator.ts `CACHE_MS` (not exported): protocol config reuse by revalidation. */
 export const CHECKOUT_PROTOCOL_CONFIG_CACHE_MS = 5 * 60_000;
-/** src/checkout/checkout.integrator.ts, `maxPages: 10_000` of the revalidation walk (inline). */
+/** src/upstream/listing-search.ts, `maxPages: 10_000` of a one-listing search walk (inline). */
 export const REVALIDATION_MAX_PAGES = 10_000;
 /** src/checkout/checkout.service.ts `WAIT_POLL_MS`: `GET /v1/orders/{id}?wait=` re-reads. */
 export const ORDER_WAIT_POLL_MS = WAIT_POLL_MS;
@@ -104,6 +105,7 @@ export const LISTENER_RECONNECT_DEFAULT_MS = 1000;
 export const RETRY_AFTER_CAP_FACTOR = 4;
 
 export {
+  FRESH_READ_MAX_WALKS,
   MAX_POLLS_PER_DRIVE,
   MAX_REFRESH_TRIES,
   MAX_STEPS_PER_DRIVE,
@@ -350,8 +352,8 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
     }),
     constant('checkout', 'revalidation maxPages', REVALIDATION_MAX_PAGES, {
       unit: 'count',
-      bounds: 'pages of one revalidation walk',
-      where: 'src/checkout/checkout.integrator.ts `maxPages`',
+      bounds: 'pages of one revalidation walk (and of one `?fresh=true` walk)',
+      where: 'src/upstream/listing-search.ts `maxPages`',
     }),
     constant('checkout', 'protocol config cache', CHECKOUT_PROTOCOL_CONFIG_CACHE_MS, {
       unit: 'ms',
@@ -498,6 +500,12 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       unit: 'ms',
       bounds: 'a `?fresh=true` live re-read of one event',
       where: `${CFG}listings.config.ts → listings/`,
+    }),
+    constant('service', 'fresh read walks', FRESH_READ_MAX_WALKS, {
+      unit: 'count',
+      bounds:
+        'walks of one `?fresh=true` read while null identifiers leave it undecided (then 502), within its timeout',
+      where: 'src/listings/live-listing.reader.ts `FRESH_READ_MAX_WALKS`',
     }),
     env('service', l, 'LISTINGS_STATE_REFRESH_MS', {
       unit: 'ms',

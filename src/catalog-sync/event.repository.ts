@@ -1,5 +1,6 @@
 import type { EventRow, PageRows } from './catalog-sync.mapper';
 import { numericArray, sizeTempBuffers, textArray, type Sql } from './sql';
+import { SweepHold } from './sweep-hold';
 
 /** Event rows waiting for one write (an events pass is small: kept as the mapped pages). */
 export class EventBatch {
@@ -79,7 +80,9 @@ export class EventRepository {
     return result[0]?.written ?? 0;
   }
 
-  async sweep(db: Sql, passStartedAt: Date, passId: string): Promise<number> {
+  /** See ListingRepository.sweep; an event without id could be any row, so it holds the whole sweep. */
+  async sweep(db: Sql, passStartedAt: Date, passId: string, hold = new SweepHold()): Promise<number> {
+    if (hold.all) return 0;
     await db.query(`ANALYZE sync_seen_events`);
     const result = await db.query(
       `UPDATE events e SET removed_at = now(), observed_at = $1, last_seen_pass = $2

@@ -2,6 +2,7 @@ import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
 import { copyFrom, copyJsonText } from './pg-copy';
 import { numericArray, sizeTempBuffers, textArray, type Sql } from './sql';
+import { SweepHold } from './sweep-hold';
 
 /**
  * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
@@ -143,18 +144,26 @@ export class ListingRepository {
 
   /**
    * The sweep of a COMPLETED pass: active rows of its scope (all listings, or one event's) that it did not
-   * see (not in its seen table, not written by it) and that nothing observed since the pass started are
-   * marked removed. Returns how many.
+   * see (not in its seen table, not written by it), that nothing observed since the pass started, and that no
+   * item of the pass with a null identifier could be (`hold`) are marked removed. Returns how many.
    */
-  async sweep(db: Sql, passStartedAt: Date, passId: string, scopeEventId: bigint | null): Promise<number> {
+  async sweep(
+    db: Sql,
+    passStartedAt: Date,
+    passId: string,
+    scopeEventId: bigint | null,
+    hold: SweepHold = new SweepHold(),
+  ): Promise<number> {
+    if (hold.all) return 0;
     await db.query(`ANALYZE sync_seen_listings`);
     const result = await db.query(
       `UPDATE listings l SET removed_at = now(), observed_at = $1, last_seen_pass = $2
        WHERE l.removed_at IS NULL AND l.observed_at < $1 AND ($3::numeric IS NULL OR l.event_id = $3)
          AND l.last_seen_pass IS DISTINCT FROM $2
+         AND l.event_id <> ALL($4::numeric[]) AND l.ticket_id <> ALL($5::numeric[])
          AND NOT EXISTS (
            SELECT 1 FROM sync_seen_listings s WHERE s.event_id = l.event_id AND s.ticket_id = l.ticket_id)`,
-      [passStartedAt, passId, scopeEventId?.toString() ?? null],
+      [passStartedAt, passId, scopeEventId?.toString() ?? null, [...hold.events], [...hold.tickets]],
     );
     return result.rowCount ?? 0;
   }

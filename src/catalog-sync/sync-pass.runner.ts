@@ -13,6 +13,7 @@ import { ListingBatch, ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository } from './mirror-generation.repository';
 import type { Sql } from './sql';
 import { leaseName } from './sync-lease';
+import { SweepHold } from './sweep-hold';
 import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
 import type { SyncResource } from './sync-pass.entity';
 
@@ -188,6 +189,8 @@ export class SyncPassRunner {
     /** Where the pass spent its time: waiting for upstream pages, mapping them, writing them. */
     const stages = { waitMs: 0, mapMs: 0, writeMs: 0 };
     const skippedByReason: Partial<Record<SkipReason, number>> = {};
+    /** Rows the items with null identifiers could be: the sweep leaves them (sweep-hold.ts). */
+    const hold = new SweepHold();
     let lastLog = started;
     let outcome: Outcome;
     const isEvents = plan.resource === 'events';
@@ -340,6 +343,7 @@ export class SyncPassRunner {
           batch.pageCount++;
           batch.items += step.value.items.length;
           batch.skippedCount += mapped.skippedCount;
+          if (mapped.skippedCount > 0) hold.note(step.value.items as never, isEvents);
           addSkipped(batch.skipped, mapped.skipped);
           // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
           // still sees its pages written within about a second).
@@ -364,8 +368,8 @@ export class SyncPassRunner {
       const removed = await inTransaction(client, async () => {
         if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
         const count = isEvents
-          ? await this.events.sweep(client, pass.startedAt, pass.id)
-          : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId);
+          ? await this.events.sweep(client, pass.startedAt, pass.id, hold)
+          : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId, hold);
         if (count > 0) await this.generation.bump(client);
         if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
           throw new LeaseLostError('pass no longer running (marked failed after a takeover)');

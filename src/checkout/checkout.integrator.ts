@@ -2,7 +2,8 @@ import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
 import { UpstreamClient } from '../upstream/upstream.client';
-import type { AcceptOfferV2Params, ActiveListing } from '../upstream/upstream.types';
+import { searchActiveListing } from '../upstream/listing-search';
+import type { AcceptOfferV2Params } from '../upstream/upstream.types';
 
 const CACHE_MS = 5 * 60_000;
 
@@ -35,22 +36,19 @@ export class CheckoutIntegrator {
     private readonly config: CheckoutConfig,
   ) {}
 
-  /** Throws UpstreamError (or AppError) when the upstream cannot answer in time: the outcome is then unknown. */
+  /**
+   * `gone` only on a complete walk that proves the listing absent (listing-search.ts). Throws UpstreamError (or
+   * AppError) when the upstream cannot answer in time, or when items with null identifiers could be the listing:
+   * the outcome is then unknown, and the order's revalidate step retries it (bounded by its give-up).
+   */
   async revalidate(input: RevalidationInput): Promise<Revalidation> {
     const signal = AbortSignal.timeout(this.config.CHECKOUT_REVALIDATE_TIMEOUT_MS);
     const requestId = input.requestId ?? undefined;
-    let found: ActiveListing | undefined;
-    for await (const page of this.upstream.walkActiveListings({
-      eventId: input.eventId,
-      limit: 1000,
-      maxPages: 10_000,
-      signal,
-      requestId,
-    })) {
-      found = page.items.find((l) => l.eventId === input.eventId && l.ticketId === input.ticketId);
-      if (found) break;
-    }
-    if (!found) return { kind: 'gone' };
+    const search = await searchActiveListing(this.upstream, { ...input, signal, requestId });
+    if (search.kind === 'absent') return { kind: 'gone' };
+    // Items with null identifiers could be this listing: not proof either way, so the attempt retries.
+    if (search.kind === 'undecided') throw undecided(search.maybe);
+    const found = search.listing;
     if (found.askPriceMinor !== input.expectedPriceMinor)
       return { kind: 'price_changed', currentPriceMinor: found.askPriceMinor };
     const allow = found.raw.buyer_allow;
@@ -108,6 +106,13 @@ export class CheckoutIntegrator {
     this.protocol = { at: Date.now(), raw: config.raw, decimals: config.stablecoinDecimals };
     return this.protocol;
   }
+}
+
+function undecided(maybe: number): AppError {
+  return new AppError(
+    'UPSTREAM_UNAVAILABLE',
+    `The listing could not be found or ruled out: ${maybe} item(s) of its event came back with a null identifier`,
+  );
 }
 
 function textField(raw: Record<string, unknown>, name: string): string {

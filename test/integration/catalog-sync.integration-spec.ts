@@ -4,8 +4,10 @@ import { mapListing, type ListingRow } from '../../src/catalog-sync/catalog-sync
 import { EventRepository } from '../../src/catalog-sync/event.repository';
 import { ListingBatch, ListingRepository } from '../../src/catalog-sync/listing.repository';
 import { MirrorGenerationRepository } from '../../src/catalog-sync/mirror-generation.repository';
+import { SweepHold } from '../../src/catalog-sync/sweep-hold';
 import { SyncPassRepository } from '../../src/catalog-sync/sync-pass.repository';
 import { NamedLeaseRepository } from '../../src/durable-work/named-lease.repository';
+import type { ActiveListing } from '../../src/upstream/upstream.types';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 
 const U64_MAX = 18446744073709551615n;
@@ -43,6 +45,11 @@ function listing(
   const mapped = mapListing({ eventId, ticketId, askPriceMinor: price, raw: { seller: 'S1', ...extra } });
   if (!mapped.ok) throw new Error('unmappable fixture');
   return mapped.row;
+}
+
+/** An upstream listing item whose identifiers may be null (skipped by the mapper, noted by SweepHold). */
+function nullListing(eventId: bigint | null, ticketId: bigint | null): ActiveListing {
+  return { eventId, ticketId, askPriceMinor: 1n, raw: {} };
 }
 
 describe('catalog-sync repositories (real PostgreSQL)', () => {
@@ -202,6 +209,40 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
     expect(await listings.sweep(db, at(10), '2', 6n)).toBe(1);
     expect((await row(6n, 2n))?.removed_at).not.toBeNull();
     expect((await row(7n, 1n))?.removed_at).toBeNull();
+  });
+
+  it('the sweep leaves every row an item with a null identifier could be (issue 23, item 2)', async () => {
+    const keys: [bigint, bigint][] = [
+      [20n, 1n],
+      [20n, 2n],
+      [21n, 1n],
+      [21n, 5n],
+      [22n, 9n],
+    ];
+    await listings.upsertPage(
+      db,
+      keys.map(([e, t]) => listing(e, t, 1n)),
+      at(1),
+      '1',
+    );
+    await listings.prepareSeen(db);
+    // Pass 2 saw none of them by key, but one item of event 20 had ticket_id null and one of ticket 5 had
+    // event_id null: only 21:1 and 22:9 are provably gone.
+    const hold = new SweepHold();
+    hold.note([nullListing(20n, null), nullListing(null, 5n)], false);
+    expect(await listings.sweep(db, at(10), '2', null, hold)).toBe(2);
+    const live = await db.query<{ k: string }>(
+      `SELECT event_id || ':' || ticket_id AS k FROM listings WHERE event_id >= 20 AND removed_at IS NULL
+       ORDER BY 1`,
+    );
+    expect(live.rows.map((r) => r.k)).toEqual(['20:1', '20:2', '21:5']);
+    // An item with no identifier at all holds the whole sweep; so does an event without id.
+    const all = new SweepHold();
+    all.note([nullListing(null, null)], false);
+    expect(await listings.sweep(db, at(10), '2', null, all)).toBe(0);
+    const noEventId = new SweepHold();
+    noEventId.note([{ eventId: null, name: 'x', startAt: 'x', raw: {} }], true);
+    expect(await events.sweep(db, at(10), '2', noEventId)).toBe(0);
   });
 
   it('events: upsert, no-op and sweep', async () => {
