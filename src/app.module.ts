@@ -12,7 +12,9 @@ import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
+import type { DataSourceOptions } from 'typeorm';
 import { buildDataSourceOptions } from './database/data-source';
+import { MigratingDataSource } from './database/migration-lock';
 import { HealthModule } from './health/health.module';
 import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
@@ -61,15 +63,25 @@ export class AppModule {
           useExisting: true,
           forRoutes: [],
         }),
-        TypeOrmModule.forRoot({
-          ...buildDataSourceOptions({
-            url: databaseUrl,
-            poolSize: config.DB_POOL_SIZE,
-            migrationsRun: config.MIGRATIONS_RUN,
+        TypeOrmModule.forRootAsync({
+          useFactory: () => ({
+            ...buildDataSourceOptions({
+              url: databaseUrl,
+              poolSize: config.DB_POOL_SIZE,
+              migrationsRun: config.MIGRATIONS_RUN,
+            }),
+            autoLoadEntities: true,
+            retryAttempts: 3,
+            retryDelay: 1000,
           }),
-          autoLoadEntities: true,
-          retryAttempts: 3,
-          retryDelay: 1000,
+          // The migrations at boot (migrationsRun) hold the migration lock, like every other run.
+          dataSourceFactory: (dataSourceOptions) =>
+            Promise.resolve(
+              new MigratingDataSource(dataSourceOptions as DataSourceOptions, {
+                onIndexRepaired: ({ index, action }) =>
+                  logger.warn({ index, action }, 'invalid index left by an interrupted build repaired'),
+              }),
+            ),
         }),
         MetricsModule,
         UpstreamModule.forRoot(options.upstream),

@@ -1,9 +1,10 @@
 import { parseArgs } from 'node:util';
-import { DataSource } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import { loadAppConfig } from '../config/app.config';
 import { loadAuthConfig } from '../config/auth.config';
 import { buildDataSourceOptions } from '../database/data-source';
 import { withServiceDatabase } from '../database/database-url';
+import { MigratingDataSource } from '../database/migration-lock';
 import { generateApiKey } from './api-key';
 import { ApiClientEntity } from './api-client.entity';
 import { ApiClientRepository, type ListPosition } from './api-client.repository';
@@ -60,7 +61,7 @@ async function withService<T>(
   const auth = loadAuthConfig(env);
   const app = loadAppConfig(env);
   const dataSource = (url: string): DataSource =>
-    new DataSource({
+    new MigratingDataSource({
       ...buildDataSourceOptions({
         url,
         poolSize: 2,

@@ -1,5 +1,6 @@
 import type { Pool } from 'pg';
-import { DataSource, type DataSourceOptions } from 'typeorm';
+import type { DataSource, DataSourceOptions } from 'typeorm';
+import { MigratingDataSource, type MigrationHooks } from './migration-lock';
 import { MIGRATIONS } from './migrations';
 
 /** How long a statement waits for a pooled connection before the pool gives up (→ 503 DATABASE_BUSY). */
@@ -27,14 +28,16 @@ export function buildDataSourceOptions(settings: DatabaseSettings): DataSourceOp
     extra: {
       max: settings.poolSize ?? 10,
       connectionTimeoutMillis: DB_ACQUIRE_TIMEOUT_MS,
-      // A statement that runs longer than this is a bug or a lock pile-up, not a slow page.
+      // A statement that runs longer than this is a bug or a lock pile-up, not a slow page. Migration runs
+      // lift it for their own session (migration-lock.ts).
       statement_timeout: 30_000,
     },
   };
 }
 
-export function createDataSource(settings: DatabaseSettings): DataSource {
-  return new DataSource(buildDataSourceOptions(settings));
+/** The data source every migration path uses: its runs and reverts hold the migration lock (migration-lock.ts). */
+export function createDataSource(settings: DatabaseSettings, hooks?: MigrationHooks): DataSource {
+  return new MigratingDataSource(buildDataSourceOptions(settings), hooks);
 }
 
 /**

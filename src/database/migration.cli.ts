@@ -18,7 +18,14 @@ async function main(command: string | undefined): Promise<number> {
   }
   return withServiceDatabase(
     loadAppConfig(process.env),
-    (url) => createDataSource({ url }),
+    (url) =>
+      createDataSource(
+        { url, applicationName: 'ticket-resale-bff-migrations' },
+        {
+          onIndexRepaired: ({ index, action }) =>
+            process.stdout.write(`${action} invalid index ${index} (left by an interrupted build)\n`),
+        },
+      ),
     async (dataSource) => {
       if (command === 'run') {
         const applied = await dataSource.runMigrations({ transaction: 'each' });
