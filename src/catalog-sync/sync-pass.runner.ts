@@ -45,6 +45,14 @@ export type StartResult =
  */
 const PREFETCH_PAGES = 2;
 
+/**
+ * `application_name` of a pass's connection while it walks, so an operator (or a test) finds the backend of
+ * pass N in `pg_stat_activity`; reset before the connection goes back to the pool.
+ */
+export function passApplicationName(passId: string): string {
+  return `ticket-resale-bff:sync-pass:${passId}`;
+}
+
 /** A batch of pages is written at the latest this long after its first page arrived. */
 const WRITE_MAX_DELAY_MS = 1000;
 
@@ -288,6 +296,7 @@ export class SyncPassRunner {
     };
 
     try {
+      await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
       await repo.prepareSeen(client);
       const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
       const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
@@ -381,7 +390,10 @@ export class SyncPassRunner {
     }
     lease.stop();
     const completed = outcome.status === 'completed';
-    if (completed) await repo.dropSeen(client).catch(() => undefined);
+    if (completed) {
+      await repo.dropSeen(client).catch(() => undefined);
+      await client.query('RESET application_name').catch(() => undefined);
+    }
     // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
     // bookkeeping that takes one from the pool. Holding it while waiting for a second one deadlocked the pool
     // when a burst of event refreshes (one per confirmed order) held every connection at once.
