@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool, type PoolClient } from 'pg';
+import { holdConnection, type HeldConnection } from '../database/held-connection';
+import { DatabaseConnectionLostError, isConnectionLost } from '../database/pool-gate';
 import { HeldLease, LeaseLostError } from '../durable-work/named-lease';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
 import { UpstreamClient } from '../upstream/upstream.client';
@@ -89,12 +91,6 @@ function errorText(error: unknown): string {
   return text.slice(0, 1000);
 }
 
-/** The pass's own connection and the way to hand it back (idempotent; `destroy` drops it from the pool). */
-interface PassConnection {
-  client: PoolClient;
-  release: (destroy?: boolean) => void;
-}
-
 /**
  * Runs sync passes: `start` takes the lease (or reports the running pass), records the pass, and runs
  * it in the background on a connection of its own. The walk fetches page N+1 while page N is written (one
@@ -122,13 +118,11 @@ export class SyncPassRunner {
   async start(plan: PassPlan): Promise<StartResult> {
     const { config } = this;
     const name = leaseName(plan.resource, plan.scopeEventId);
-    const client = await this.pool.connect();
-    let released = false;
-    const releaseClient = (destroy = false): void => {
-      if (released) return;
-      released = true;
-      client.release(destroy);
-    };
+    // A lost connection (terminated backend, restart) stops the pass through its lease, once there is one.
+    let onLost: ((error: DatabaseConnectionLostError) => void) | null = null;
+    const connection = await holdConnection(this.pool, (error) => onLost?.(error));
+    const { client } = connection;
+    const releaseClient = (destroy = false): void => connection.release(destroy);
     let acquired: { pass: SyncPassRecord; token: string; clockOffsetMs: number } | null;
     let busy: string | null = null;
     try {
@@ -170,19 +164,21 @@ export class SyncPassRunner {
     const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
       this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
     );
-    const done = this.runPass(plan, pass, { client, release: releaseClient }, lease, clockOffsetMs).finally(
-      () => {
-        lease.stop();
-        releaseClient(!released && lease.signal.aborted);
-      },
-    );
+    onLost = (error) => {
+      this.logger.warn({ passId: pass.id, resource: plan.resource }, error.message);
+      lease.abort(error);
+    };
+    const done = this.runPass(plan, pass, connection, lease, clockOffsetMs).finally(() => {
+      lease.stop();
+      releaseClient(lease.signal.aborted);
+    });
     return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
   }
 
   private async runPass(
     plan: PassPlan,
     pass: SyncPassRecord,
-    connection: PassConnection,
+    connection: HeldConnection,
     lease: HeldLease,
     clockOffsetMs: number,
   ): Promise<SyncPassRecord> {
@@ -383,7 +379,15 @@ export class SyncPassRunner {
       });
       outcome = { status: 'completed', removed, error: null };
     } catch (error) {
-      const reason = lease.signal.aborted ? lease.signal.reason : error;
+      const aborted: unknown = lease.signal.aborted ? lease.signal.reason : null;
+      // A lost connection is named as such, whichever of its symptoms surfaced first (the statement's own
+      // 57P01, the client's `error` event, or the walk aborted by it).
+      const lost =
+        connection.lost ?? (isConnectionLost(error) ? new DatabaseConnectionLostError(error as Error) : null);
+      const reason =
+        aborted instanceof PassCancelledError || aborted instanceof LeaseLostError
+          ? aborted
+          : (lost ?? aborted ?? error);
       const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
       outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
       if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));

@@ -3,6 +3,7 @@ import {
   DatabaseBusyError,
   inBackground,
   isBackground,
+  isConnectionLost,
   isDatabaseBusy,
   DatabaseConnectionLostError,
   reservedConnections,
@@ -106,5 +107,20 @@ describe(isDatabaseBusy.name, () => {
     ['not an error', 'timeout exceeded when trying to connect'],
   ])('%s → not busy', (_name, error) => {
     expect(isDatabaseBusy(error)).toBe(false);
+  });
+});
+
+describe(isConnectionLost.name, () => {
+  it.each([
+    ['terminated by administrator', pgError('57P01'), true],
+    ['socket reset', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), true],
+    ['end of connection', new Error('Connection terminated unexpectedly'), true],
+    ['the held connection’s own error', new DatabaseConnectionLostError(new Error('x')), true],
+    // Overloaded, not lost: the same connection still works.
+    ['statement timeout', pgError('57014'), false],
+    ['deadlock', pgError('40P01'), false],
+    ['pool acquire timeout', new Error('timeout exceeded when trying to connect'), false],
+  ])('%s → %s', (_name, error, lost) => {
+    expect(isConnectionLost(error)).toBe(lost);
   });
 });
