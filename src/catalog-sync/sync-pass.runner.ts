@@ -1,5 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool, type PoolClient } from 'pg';
+import { holdConnection, type HeldConnection } from '../database/held-connection';
+import { DatabaseConnectionLostError, isConnectionLost } from '../database/pool-gate';
 import { HeldLease, LeaseLostError } from '../durable-work/named-lease';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
 import { UpstreamClient } from '../upstream/upstream.client';
@@ -46,6 +48,14 @@ export type StartResult =
  */
 const PREFETCH_PAGES = 2;
 
+/**
+ * `application_name` of a pass's connection while it walks, so an operator (or a test) finds the backend of
+ * pass N in `pg_stat_activity`; reset before the connection goes back to the pool.
+ */
+export function passApplicationName(passId: string): string {
+  return `ticket-resale-bff:sync-pass:${passId}`;
+}
+
 /** A batch of pages is written at the latest this long after its first page arrived. */
 const WRITE_MAX_DELAY_MS = 1000;
 
@@ -82,12 +92,6 @@ function errorText(error: unknown): string {
   return text.slice(0, 1000);
 }
 
-/** The pass's own connection and the way to hand it back (idempotent; `destroy` drops it from the pool). */
-interface PassConnection {
-  client: PoolClient;
-  release: (destroy?: boolean) => void;
-}
-
 /**
  * Runs sync passes: `start` takes the lease (or reports the running pass), records the pass, and runs
  * it in the background on a connection of its own. The walk fetches page N+1 while page N is written (one
@@ -115,13 +119,11 @@ export class SyncPassRunner {
   async start(plan: PassPlan): Promise<StartResult> {
     const { config } = this;
     const name = leaseName(plan.resource, plan.scopeEventId);
-    const client = await this.pool.connect();
-    let released = false;
-    const releaseClient = (destroy = false): void => {
-      if (released) return;
-      released = true;
-      client.release(destroy);
-    };
+    // A lost connection (terminated backend, restart) stops the pass through its lease, once there is one.
+    let onLost: ((error: DatabaseConnectionLostError) => void) | null = null;
+    const connection = await holdConnection(this.pool, (error) => onLost?.(error));
+    const { client } = connection;
+    const releaseClient = (destroy = false): void => connection.release(destroy);
     let acquired: { pass: SyncPassRecord; token: string; clockOffsetMs: number } | null;
     let busy: string | null = null;
     try {
@@ -163,19 +165,21 @@ export class SyncPassRunner {
     const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
       this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
     );
-    const done = this.runPass(plan, pass, { client, release: releaseClient }, lease, clockOffsetMs).finally(
-      () => {
-        lease.stop();
-        releaseClient(!released && lease.signal.aborted);
-      },
-    );
+    onLost = (error) => {
+      this.logger.warn({ passId: pass.id, resource: plan.resource }, error.message);
+      lease.abort(error);
+    };
+    const done = this.runPass(plan, pass, connection, lease, clockOffsetMs).finally(() => {
+      lease.stop();
+      releaseClient(lease.signal.aborted);
+    });
     return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
   }
 
   private async runPass(
     plan: PassPlan,
     pass: SyncPassRecord,
-    connection: PassConnection,
+    connection: HeldConnection,
     lease: HeldLease,
     clockOffsetMs: number,
   ): Promise<SyncPassRecord> {
@@ -291,6 +295,7 @@ export class SyncPassRunner {
     };
 
     try {
+      await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
       await repo.prepareSeen(client);
       const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
       const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
@@ -378,14 +383,25 @@ export class SyncPassRunner {
       });
       outcome = { status: 'completed', removed, error: null };
     } catch (error) {
-      const reason = lease.signal.aborted ? lease.signal.reason : error;
+      const aborted: unknown = lease.signal.aborted ? lease.signal.reason : null;
+      // A lost connection is named as such, whichever of its symptoms surfaced first (the statement's own
+      // 57P01, the client's `error` event, or the walk aborted by it).
+      const lost =
+        connection.lost ?? (isConnectionLost(error) ? new DatabaseConnectionLostError(error as Error) : null);
+      const reason =
+        aborted instanceof PassCancelledError || aborted instanceof LeaseLostError
+          ? aborted
+          : (lost ?? aborted ?? error);
       const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
       outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
       if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
     }
     lease.stop();
     const completed = outcome.status === 'completed';
-    if (completed) await repo.dropSeen(client).catch(() => undefined);
+    if (completed) {
+      await repo.dropSeen(client).catch(() => undefined);
+      await client.query('RESET application_name').catch(() => undefined);
+    }
     // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
     // bookkeeping that takes one from the pool. Holding it while waiting for a second one deadlocked the pool
     // when a burst of event refreshes (one per confirmed order) held every connection at once.

@@ -1,4 +1,5 @@
 import type { Pool } from 'pg';
+import { holdConnection } from '../database/held-connection';
 import type { UpstreamClient } from '../upstream/upstream.client';
 import { eventKey, listingKey, mapEvent, mapListing, mapPage } from './catalog-sync.mapper';
 import { EventRepository } from './event.repository';
@@ -25,7 +26,9 @@ export async function verifyMirror(
   upstream: UpstreamClient,
   pageSize: number,
 ): Promise<VerifyFindings[]> {
-  const client = await pool.connect();
+  // Held with an `error` listener: a terminated backend fails the verification, it does not crash the CLI.
+  const connection = await holdConnection(pool);
+  const { client } = connection;
   const events = new EventRepository();
   const listings = new ListingRepository();
   const findings: VerifyFindings[] = [];
@@ -70,8 +73,11 @@ export async function verifyMirror(
       findings.push(f);
     }
     return findings;
+  } catch (error) {
+    // The statement's failure after a lost connection is only its symptom: name the cause.
+    throw connection.lost ?? error;
   } finally {
-    client.release();
+    connection.release();
   }
 }
 

@@ -58,12 +58,14 @@ describe(AllExceptionsFilter.name, () => {
       code: 'SERVICE_UNAVAILABLE',
       message: 'Not ready: upstream down',
       details: report,
+      retryAfterSeconds: 1,
     });
     // Any other 503 keeps its status but not its text.
     expect(resolveError(new ServiceUnavailableException('db at 10.0.0.1 down'), routed)).toEqual({
       status: 503,
       code: 'SERVICE_UNAVAILABLE',
       message: 'Service temporarily unavailable',
+      retryAfterSeconds: 1,
     });
   });
 

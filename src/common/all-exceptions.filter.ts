@@ -38,6 +38,12 @@ function httpExceptionMessage(exception: HttpException, status: number): string 
   return status === 404 ? 'Not found' : exception.message;
 }
 
+/**
+ * Retry-After (seconds) of a 503 that carries none of its own (a failed readiness check, a bare 503): every
+ * 503 says when to come back; probes poll anyway.
+ */
+const UNAVAILABLE_RETRY_AFTER_S = 1;
+
 interface HealthCheckBody {
   status: 'error' | 'shutting_down';
   error?: Record<string, unknown>;
@@ -53,7 +59,13 @@ function healthCheckFailure(exception: HttpException): Resolved | null {
   if (exception.getStatus() !== 503 || typeof body?.details !== 'object') return null;
   if (body.status === 'shutting_down') {
     // Terminus fails readiness once shutdown begins, so load balancers stop routing here.
-    return { status: 503, code: 'SERVICE_UNAVAILABLE', message: 'Not ready: shutting down', details: body };
+    return {
+      status: 503,
+      code: 'SERVICE_UNAVAILABLE',
+      message: 'Not ready: shutting down',
+      details: body,
+      retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
+    };
   }
   if (body.status !== 'error') return null;
   const down = Object.keys(body.error ?? {});
@@ -62,6 +74,7 @@ function healthCheckFailure(exception: HttpException): Resolved | null {
     code: 'SERVICE_UNAVAILABLE',
     message: `Not ready: ${down.length > 0 ? down.join(', ') : 'a dependency'} down`,
     details: body,
+    retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
   };
 }
 
@@ -102,8 +115,14 @@ export function resolveError(
     }
     const health = healthCheckFailure(exception);
     if (health) return health;
-    if (status === 503)
-      return { status, code: 'SERVICE_UNAVAILABLE', message: 'Service temporarily unavailable' };
+    if (status === 503) {
+      return {
+        status,
+        code: 'SERVICE_UNAVAILABLE',
+        message: 'Service temporarily unavailable',
+        retryAfterSeconds: UNAVAILABLE_RETRY_AFTER_S,
+      };
+    }
     if (status >= 500) return { status: 500, code: 'INTERNAL', message: 'Internal server error' };
     return { status, code: codeForStatus(status), message: httpExceptionMessage(exception, status) };
   }

@@ -36,6 +36,9 @@ export async function resolveDatabase(
 export async function ensureDatabase(adminUrl: string, name: string): Promise<string> {
   const { Client } = await import('pg');
   const client = new Client({ connectionString: adminUrl });
+  // A connection lost mid-statement also emits 'error' (after the statement rejects): unheard, it would crash
+  // the process instead of failing this call.
+  client.on('error', () => undefined);
   await client.connect();
   try {
     const found = await client.query('SELECT 1 FROM pg_database WHERE datname = $1', [name]);

@@ -12,6 +12,11 @@ export interface EmbeddedPostgresOptions {
   settings?: Record<string, string>;
   /** Receives PostgreSQL's own log lines (never contain the password). */
   onLog?: (line: string) => void;
+  /**
+   * Loopback port to listen on; a free one when omitted. Tests that restart a cluster pass its old port, so
+   * clients (a pool's URL) reach it again after the restart.
+   */
+  port?: number;
 }
 
 export interface RunningPostgres {
@@ -170,7 +175,7 @@ export async function startEmbeddedPostgres(options: EmbeddedPostgresOptions): P
   const { password } = await loadCredentials(join(parent, `${baseName(dataDir)}.credentials.json`));
   const isRoot = userInfo().uid === 0;
   const EmbeddedPostgres = await importEmbeddedPostgres();
-  const port = await freeLoopbackPort();
+  const port = options.port ?? (await freeLoopbackPort());
   const settings = { listen_addresses: '127.0.0.1', unix_socket_directories: '', ...options.settings };
   const pg = new EmbeddedPostgres({
     databaseDir: dataDir,

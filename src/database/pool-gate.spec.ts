@@ -3,7 +3,9 @@ import {
   DatabaseBusyError,
   inBackground,
   isBackground,
+  isConnectionLost,
   isDatabaseBusy,
+  DatabaseConnectionLostError,
   reservedConnections,
   Semaphore,
 } from './pool-gate';
@@ -67,6 +69,24 @@ describe(isDatabaseBusy.name, () => {
     ['statement timeout', pgError('57014')],
     ['starting up', pgError('57P03')],
     ['wrapped by TypeORM', Object.assign(new Error('query failed'), { driverError: { code: '53300' } })],
+    [
+      'refused while it restarts',
+      Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' }),
+    ],
+    ['reset', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' })],
+    ['terminated by administrator', pgError('57P01')],
+    ['crash shutdown', pgError('57P02')],
+    ['read-only after failover', pgError('25006')],
+    [
+      'not queryable after an error',
+      new Error('Client has encountered a connection error and is not queryable'),
+    ],
+    ['lost connection of a long piece of work', new DatabaseConnectionLostError(new Error('gone'))],
+    [
+      'refused on every address (AggregateError)',
+      Object.assign(new AggregateError([Object.assign(new Error('x'), { code: 'ECONNREFUSED' })], ''), {}),
+    ],
+    ['wrapped as a cause', new Error('outer', { cause: pgError('57P01') })],
   ])('%s → busy', (_name, error) => {
     expect(isDatabaseBusy(error)).toBe(true);
   });
@@ -75,8 +95,32 @@ describe(isDatabaseBusy.name, () => {
     ['unique violation', pgError('23505')],
     ['syntax error', pgError('42601')],
     ['plain error', new Error('boom')],
+    ['check violation', Object.assign(new Error('x'), { driverError: { code: '23514' } })],
+    [
+      'a cycle of causes',
+      (() => {
+        const e = new Error('loop') as Error & { cause?: unknown };
+        e.cause = e;
+        return e;
+      })(),
+    ],
     ['not an error', 'timeout exceeded when trying to connect'],
   ])('%s → not busy', (_name, error) => {
     expect(isDatabaseBusy(error)).toBe(false);
+  });
+});
+
+describe(isConnectionLost.name, () => {
+  it.each([
+    ['terminated by administrator', pgError('57P01'), true],
+    ['socket reset', Object.assign(new Error('read ECONNRESET'), { code: 'ECONNRESET' }), true],
+    ['end of connection', new Error('Connection terminated unexpectedly'), true],
+    ['the held connection’s own error', new DatabaseConnectionLostError(new Error('x')), true],
+    // Overloaded, not lost: the same connection still works.
+    ['statement timeout', pgError('57014'), false],
+    ['deadlock', pgError('40P01'), false],
+    ['pool acquire timeout', new Error('timeout exceeded when trying to connect'), false],
+  ])('%s → %s', (_name, error, lost) => {
+    expect(isConnectionLost(error)).toBe(lost);
   });
 });

@@ -33,6 +33,19 @@ export class DatabaseBusyError extends Error {
   }
 }
 
+/**
+ * A connection checked out for a long piece of work (a sync pass, `sync:verify`) was lost: the server
+ * terminated it (`pg_terminate_backend`, a restart) or the socket broke. The work fails; nothing of it that
+ * was not committed happened.
+ */
+export class DatabaseConnectionLostError extends Error {
+  readonly code = 'DATABASE_CONNECTION_LOST';
+  constructor(readonly reason: Error) {
+    super(`The database connection was lost: ${reason.message}`);
+    this.name = 'DatabaseConnectionLostError';
+  }
+}
+
 /** A counting semaphore with a FIFO queue and a bounded wait. */
 export class Semaphore {
   private used = 0;
@@ -164,37 +177,90 @@ export function poolGateOf(dataSource: DataSource): PoolGate | null {
   return pool?.[GATE] ?? null;
 }
 
-/** SQLSTATEs that mean "overloaded or briefly unavailable, retry": not a bug of the request. */
-const TRANSIENT_SQLSTATES = new Set([
-  '53300', // too_many_connections
-  '53400', // configuration_limit_exceeded
-  '57P03', // cannot_connect_now
-  '57014', // query_canceled (statement_timeout)
-  '55P03', // lock_not_available (lock_timeout)
-  '40001', // serialization_failure
-  '40P01', // deadlock_detected
+/** SQLSTATEs that mean this connection is gone (or never came): the server ended it or cannot serve it. */
+const CONNECTION_SQLSTATES = new Set([
+  '57P01', // admin_shutdown: pg_terminate_backend, or a fast/immediate shutdown cutting the connection
+  '57P02', // crash_shutdown: another backend crashed, the server restarts
+  '57P03', // cannot_connect_now: starting up, shutting down, in recovery
+  '57P05', // idle_session_timeout: the server dropped an idle pooled connection
   '08000', // connection_exception
   '08001', // sqlclient_unable_to_establish_sqlconnection
   '08003', // connection_does_not_exist
   '08004', // sqlserver_rejected_establishment_of_sqlconnection
   '08006', // connection_failure
+  '08007', // transaction_resolution_unknown
 ]);
-const TRANSIENT_MESSAGES = [
-  'timeout exceeded when trying to connect',
-  'Connection terminated due to connection timeout',
-  'Connection terminated unexpectedly',
+/** SQLSTATEs that mean "overloaded or briefly unavailable, retry": not a bug of the request. */
+const TRANSIENT_SQLSTATES = new Set([
+  ...CONNECTION_SQLSTATES,
+  '53300', // too_many_connections
+  '53400', // configuration_limit_exceeded
+  '57014', // query_canceled (statement_timeout)
+  '55P03', // lock_not_available (lock_timeout)
+  '40001', // serialization_failure
+  '40P01', // deadlock_detected
+  '25006', // read_only_sql_transaction: a failover left this connection on a standby
+]);
+/** Socket errors of a connection to the database (refused while it restarts, reset, unreachable, DNS). */
+const NETWORK_ERROR_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'ECONNABORTED',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'ENOTFOUND',
+]);
+/** pg's own errors for a lost or unusable connection; they carry no code. */
+const CONNECTION_MESSAGES = [
+  // "…unexpectedly", "…due to connection timeout", and plain "Connection terminated" (client ended).
+  'Connection terminated',
+  'Client has encountered a connection error and is not queryable',
+  'Client was closed and is not queryable',
 ];
+const TRANSIENT_MESSAGES = ['timeout exceeded when trying to connect', ...CONNECTION_MESSAGES];
+
+/** The error and what it wraps (TypeORM's driverError, `cause`, an AggregateError's errors), bounded. */
+function* errorChain(error: unknown, depth = 0): Generator {
+  if (depth > 4 || typeof error !== 'object' || error === null) return;
+  yield error;
+  const { driverError, cause, errors } = error as {
+    driverError?: unknown;
+    cause?: unknown;
+    errors?: unknown;
+  };
+  if (driverError !== undefined) yield* errorChain(driverError, depth + 1);
+  if (cause !== undefined) yield* errorChain(cause, depth + 1);
+  if (Array.isArray(errors)) for (const e of errors.slice(0, 4)) yield* errorChain(e, depth + 1);
+}
+
+function matches(error: unknown, sqlStates: Set<string>, messages: readonly string[]): boolean {
+  for (const e of errorChain(error)) {
+    if (e instanceof DatabaseConnectionLostError) return true;
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && (sqlStates.has(code) || NETWORK_ERROR_CODES.has(code))) return true;
+    const message = (e as { message?: unknown }).message;
+    if (typeof message === 'string' && messages.some((m) => message.startsWith(m))) return true;
+  }
+  return false;
+}
+
+/**
+ * Whether an error means the connection itself is gone (terminated by the server, restart, broken socket):
+ * work that held that one connection cannot go on with it.
+ */
+export function isConnectionLost(error: unknown): boolean {
+  return matches(error, CONNECTION_SQLSTATES, CONNECTION_MESSAGES);
+}
 
 /**
  * Whether an error means the database is overloaded or briefly unreachable (pool acquire timeout, too many
- * connections, statement timeout, a lost connection…), so the request may be retried: answered 503 with
- * Retry-After, never 500.
+ * connections, statement timeout, the server restarting or failing over, a lost connection…), so the request
+ * may be retried: answered 503 with Retry-After, never 500.
  */
 export function isDatabaseBusy(error: unknown): boolean {
   if (error instanceof DatabaseBusyError) return true;
-  if (!(error instanceof Error)) return false;
-  const sqlState =
-    (error as { code?: unknown }).code ?? (error as { driverError?: { code?: unknown } }).driverError?.code;
-  if (typeof sqlState === 'string' && TRANSIENT_SQLSTATES.has(sqlState)) return true;
-  return TRANSIENT_MESSAGES.some((m) => error.message.startsWith(m));
+  return matches(error, TRANSIENT_SQLSTATES, TRANSIENT_MESSAGES);
 }

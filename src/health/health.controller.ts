@@ -1,15 +1,11 @@
 import { Controller, Get, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
-import {
-  HealthCheck,
-  HealthCheckService,
-  TypeOrmHealthIndicator,
-  type HealthCheckResult,
-} from '@nestjs/terminus';
+import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/access.decorators';
 import { ApiErrorResponse } from '../common/openapi';
 import { AppConfig } from '../config/app.config';
 import { UpstreamHealthIndicator } from '../upstream/upstream.health';
+import { DatabaseHealthIndicator } from './database.health';
 import { MigrationsHealthIndicator } from './migrations.health';
 import { SyncHealthIndicator } from './sync.health';
 
@@ -19,7 +15,7 @@ import { SyncHealthIndicator } from './sync.health';
 export class HealthController {
   constructor(
     private readonly health: HealthCheckService,
-    private readonly db: TypeOrmHealthIndicator,
+    private readonly db: DatabaseHealthIndicator,
     private readonly migrations: MigrationsHealthIndicator,
     private readonly config: AppConfig,
     private readonly sync: SyncHealthIndicator,
@@ -67,7 +63,7 @@ export class HealthController {
     const timeout = this.config.HEALTH_CHECK_TIMEOUT_MS;
     const upstream = this.upstream;
     return this.health.check([
-      () => this.db.pingCheck('database').withTimeout(timeout),
+      () => this.db.pingCheck('database', timeout),
       () => this.migrations.check('migrations', timeout),
       ...(upstream ? [() => upstream.check('upstream', timeout)] : []),
       () => this.sync.check('catalogSync', timeout),

@@ -2,6 +2,7 @@ import { Injectable } from '@nestjs/common';
 import { HealthIndicatorService } from '@nestjs/terminus';
 import { DataSource } from 'typeorm';
 import { migrationStatus } from '../database/migration-status';
+import { databaseFailure } from './database.health';
 
 /** Ready only when every migration the code knows is recorded as applied. */
 @Injectable()
@@ -15,7 +16,9 @@ export class MigrationsHealthIndicator {
     return this.health
       .check(key)
       .attempt(async () => {
-        const { applied, pending } = await migrationStatus(this.dataSource);
+        const { applied, pending } = await migrationStatus(this.dataSource).catch((error: unknown) => {
+          throw databaseFailure(error);
+        });
         if (pending.length > 0) throw new Error(`pending migrations: ${pending.join(', ')}`);
         return { applied };
       })

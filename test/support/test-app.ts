@@ -48,6 +48,11 @@ export interface TestAppOptions {
   upstreamApiKey?: string;
   /** Start on an empty database (no migrations applied) instead of a copy of the migrated template. */
   emptyDatabase?: boolean;
+  /**
+   * Run on this database (e.g. on a cluster the test file started and restarts itself) instead of a copy of
+   * the shared template; close() leaves it to its owner.
+   */
+  databaseUrl?: string;
 }
 
 /**
@@ -59,10 +64,9 @@ export async function startTestApp(
   options: TestAppOptions = {},
 ): Promise<TestApp> {
   const adminUrl = inject('databaseAdminUrl');
-  const databaseUrl = await createDatabaseFromTemplate(
-    adminUrl,
-    options.emptyDatabase ? 'template0' : undefined,
-  );
+  const databaseUrl =
+    options.databaseUrl ??
+    (await createDatabaseFromTemplate(adminUrl, options.emptyDatabase ? 'template0' : undefined));
   const fullEnv = { NODE_ENV: 'test', LOG_LEVEL: 'info', ...env, DATABASE_URL: databaseUrl };
   const config = loadAppConfig(fullEnv);
   const upstreamConfig = loadUpstreamConfig({ ...fullEnv, UPSTREAM_BASE_URL: '' });
@@ -100,7 +104,7 @@ export async function startTestApp(
       async close() {
         await app.close();
         await sandbox.close();
-        await dropDatabase(adminUrl, databaseUrl);
+        if (!options.databaseUrl) await dropDatabase(adminUrl, databaseUrl);
       },
     };
   } catch (error) {
