@@ -187,6 +187,15 @@ export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_i
 const LOCK_SQL = `SELECT pg_advisory_xact_lock($1::bigint)
   WHERE NOT EXISTS (SELECT 1 FROM orders WHERE client_id = $2::uuid AND idempotency_key = $3::text)`;
 
+/** The unique constraint of an order's (client, Idempotency-Key). */
+const ORDER_KEY_CONSTRAINT = 'orders_client_id_idempotency_key_key';
+
+/** A unique violation (23505) on ORDER_KEY_CONSTRAINT: two first requests with one key raced. */
+function isKeyConflict(error: unknown): boolean {
+  const e = error as { code?: unknown; constraint?: unknown } | null;
+  return e?.code === '23505' && e.constraint === ORDER_KEY_CONSTRAINT;
+}
+
 /** Inlines `$n` parameters as quoted literals (pg's escapeLiteral; null → NULL) for a simple query. */
 function inlineParams(sql: string, params: readonly unknown[]): string {
   return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
@@ -299,7 +308,18 @@ export class OrderRepository {
       );
       const sentAt = performance.now();
       onSent?.();
-      const results = (await sending) as unknown as { rows: Row[] }[];
+      let results: { rows: Row[] }[];
+      try {
+        results = (await sending) as unknown as { rows: Row[] }[];
+      } catch (error) {
+        // Another request with this key (another replica, another buyer: another buyer lock) inserted first; its
+        // insert was committed before ours failed on the key's unique constraint, so it is there to read and
+        // is answered as it would have been behind the lock: a replay, or 422 for another body.
+        if (!isKeyConflict(error)) throw error;
+        const winner = await this.findByKey(input.clientId, input.idempotencyKey);
+        if (!winner) throw error;
+        return { kind: 'existing', order: winner };
+      }
       const row = results[1]?.rows[0];
       if (!row) throw new Error('order insert returned nothing');
       if (row.id !== null && row.id !== undefined)
