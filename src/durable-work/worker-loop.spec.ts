@@ -1,5 +1,6 @@
 import { Logger } from '@nestjs/common';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
+import { DatabaseBusyError } from '../database/pool-gate';
 import { waitUntil } from '../../test/support/wait';
 import { WorkerLoop } from './worker-loop';
 
@@ -135,5 +136,32 @@ describe(WorkerLoop.name, () => {
     expect(after).toBeGreaterThanOrEqual(3);
     await new Promise((r) => setTimeout(r, 30));
     expect(passes).toBe(after);
+  });
+
+  it('while the database is unavailable, says so once per interval instead of a stack trace per pass', async () => {
+    vi.useFakeTimers();
+    try {
+      const warnings: string[] = [];
+      const logger = new Logger('test');
+      logger.warn = (_obj: unknown, msg?: unknown) => void warnings.push(String(msg));
+      const sut = new WorkerLoop<number>(
+        {
+          name: 'db-down',
+          intervalMs: 100,
+          concurrency: 1,
+          claim: () => Promise.reject(new DatabaseBusyError('connect ECONNREFUSED')),
+          work: () => Promise.resolve(),
+        },
+        logger,
+      );
+      sut.start();
+      await vi.advanceTimersByTimeAsync(1_050);
+      expect(warnings).toEqual(['durable work paused: database unavailable']);
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(warnings).toHaveLength(2);
+      await sut.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });

@@ -1,5 +1,8 @@
 import type { Logger } from '@nestjs/common';
-import { inBackground } from '../database/pool-gate';
+import { inBackground, isDatabaseBusy } from '../database/pool-gate';
+
+/** At most one 'database unavailable' line per loop this often (a loop polls every few hundred ms). */
+const UNAVAILABLE_LOG_EVERY_MS = 10_000;
 
 /** One background worker: what it claims and how it works one item. */
 export interface LoopSpec<T> {
@@ -33,6 +36,7 @@ export class WorkerLoop<T> {
   private pass: Promise<unknown> | null = null;
   private stopped = false;
   private readonly inFlight = new Set<Promise<void>>();
+  private unavailableLoggedAt = -Infinity;
   private stopping = new AbortController();
 
   constructor(
@@ -85,13 +89,27 @@ export class WorkerLoop<T> {
     await Promise.allSettled(this.inFlight);
   }
 
+  /**
+   * A failed pass is retried on the next tick. While the database is down or restarting every pass fails the same
+   * way: one short line per UNAVAILABLE_LOG_EVERY_MS instead of a stack trace per tick.
+   */
+  private passFailed(error: unknown): void {
+    if (!isDatabaseBusy(error)) {
+      this.logger.warn({ err: error, loop: this.spec.name }, 'durable work pass failed');
+      return;
+    }
+    const now = performance.now();
+    if (now - this.unavailableLoggedAt < UNAVAILABLE_LOG_EVERY_MS) return;
+    this.unavailableLoggedAt = now;
+    const reason = error instanceof Error ? error.message : String(error);
+    this.logger.warn({ loop: this.spec.name, reason }, 'durable work paused: database unavailable');
+  }
+
   private schedule(delayMs = this.spec.nextDelayMs?.() ?? this.spec.intervalMs): void {
     if (this.stopped) return;
     this.timer = setTimeout(() => {
       this.pass = this.tick()
-        .catch((error: unknown) =>
-          this.logger.warn({ err: error, loop: this.spec.name }, 'durable work pass failed'),
-        )
+        .catch((error: unknown) => this.passFailed(error))
         .finally(() => {
           this.pass = null;
           this.schedule();
