@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
-import { Client } from 'pg';
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { createDataSource } from '../../src/database/data-source';
 import { MigrationLockTimeoutError } from '../../src/database/migration-lock';
 import { MIGRATIONS } from '../../src/database/migrations';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { withPg } from '../support/catalog-mirror';
 
 /**
  * Migrations on N replicas (issue 23 item 4): every runner — each replica's boot, the CLI, the tests' template —
@@ -40,18 +40,8 @@ function migrationCli(command: string, databaseUrl: string, timeoutMs = 60_000):
   });
 }
 
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
-}
-
 async function migrationRows(url: string): Promise<string[]> {
-  return withClient(url, async (c) => {
+  return withPg(url, async (c) => {
     const t = await c.query<{ t: string | null }>(`SELECT to_regclass('migrations') AS t`);
     if (!t.rows[0]?.t) return [];
     return (await c.query<{ name: string }>('SELECT name FROM migrations ORDER BY id')).rows.map(
@@ -62,7 +52,7 @@ async function migrationRows(url: string): Promise<string[]> {
 
 /** Each index of the schema and whether PostgreSQL may use it (an interrupted CONCURRENTLY build is not). */
 async function indexValidity(url: string): Promise<Map<string, boolean>> {
-  return withClient(url, async (c) => {
+  return withPg(url, async (c) => {
     const { rows } = await c.query<{ name: string; valid: boolean }>(
       `SELECT ic.relname AS name, i.indisvalid AS valid
          FROM pg_index i JOIN pg_class ic ON ic.oid = i.indexrelid
@@ -110,7 +100,7 @@ describe('migrations under an advisory lock (real PostgreSQL, separate processes
 
   it('a runner waits while another session holds the migration lock, then applies everything', async () => {
     const url = await emptyDatabase();
-    await withClient(url, async (holder) => {
+    await withPg(url, async (holder) => {
       await holder.query('SELECT pg_advisory_lock($1, $2)', [LOCK.classid, LOCK.objid]);
       const run = migrationCli('run', url);
       // Bounded: the runner is connected (it polls the lock; see migration-lock.ts) yet has migrated nothing.
@@ -137,12 +127,12 @@ describe('migrations under an advisory lock (real PostgreSQL, separate processes
     const url = await createDatabaseFromTemplate(adminUrl);
     created.push(url);
     const interruptedBuild = async (name: string): Promise<void> => {
-      await withClient(url, async (blocker) => {
+      await withPg(url, async (blocker) => {
         // A writer's open transaction makes CREATE INDEX CONCURRENTLY wait; the build's statement_timeout
         // cancels it there, after the index was catalogued: it stays behind, INVALID (as after a crash).
         await blocker.query('BEGIN');
         await blocker.query('LOCK TABLE orders IN ROW EXCLUSIVE MODE');
-        await withClient(url, async (builder) => {
+        await withPg(url, async (builder) => {
           await builder.query(`SET statement_timeout = '300ms'`);
           await expect(
             builder.query(
@@ -154,7 +144,7 @@ describe('migrations under an advisory lock (real PostgreSQL, separate processes
         await blocker.query('ROLLBACK');
       });
     };
-    await withClient(url, (c) => c.query('DROP INDEX orders_buyer_open_idx'));
+    await withPg(url, (c) => c.query('DROP INDEX orders_buyer_open_idx'));
     await interruptedBuild('orders_buyer_open_idx');
     await interruptedBuild('orders_buyer_open_idx_ccnew');
     const before = await indexValidity(url);
@@ -210,7 +200,7 @@ describe('migrations under an advisory lock (real PostgreSQL, separate processes
 
   it('a runner gives up after its bounded wait, naming the session that holds the lock', async () => {
     const url = await emptyDatabase();
-    await withClient(url, async (holder) => {
+    await withPg(url, async (holder) => {
       await holder.query(`SET application_name = 'stuck-migrator'`);
       await holder.query('SELECT pg_advisory_lock($1, $2)', [LOCK.classid, LOCK.objid]);
       const { rows } = await holder.query<{ pid: number }>('SELECT pg_backend_pid() AS pid');
