@@ -40,6 +40,8 @@ export interface SandboxOptions {
   clock?: SandboxClock;
   /** Fastify request logging (headers are redacted, but off by default to keep test output quiet). */
   logger?: boolean;
+  /** A request (headers and body) must arrive whole within this long, else 408 — as the service does (30 s). */
+  requestTimeoutMs?: number;
 }
 
 export type ResolvedSandboxOptions = Required<Omit<SandboxOptions, 'clock' | 'faultSeed'>> & {
@@ -69,6 +71,7 @@ export function resolveSandboxOptions(options: SandboxOptions): ResolvedSandboxO
     stablecoinDecimals: 6,
     faults: [],
     logger: false,
+    requestTimeoutMs: 30_000,
   };
   for (const [key, value] of Object.entries(options)) {
     if (value !== undefined) (resolved as unknown as Record<string, unknown>)[key] = value;

@@ -5,6 +5,7 @@ import { SandboxAdmin } from './sandbox.admin';
 import { SandboxCore } from './sandbox.core';
 import { installBodyParsers, MAX_BODY_BYTES, PendingWaits } from './http/io';
 import { ADMIN_KEY_HEADER, resolveSandboxOptions, type SandboxOptions } from './sandbox.options';
+import { redactUrl } from './http/log-redaction';
 
 export interface SandboxApp {
   /** The Fastify instance, not listening; use app.inject() or app.listen(). */
@@ -27,6 +28,23 @@ const ERROR_NAMES: Record<number, string> = {
   500: 'internal_error',
 };
 
+/**
+ * The request logger's options (SANDBOX_LOG=true). Keys and admin keys are never logged (contract 5.6): not in a
+ * header, nor in a query string a careless client put one in.
+ */
+export function sandboxLogger() {
+  return {
+    redact: ['req.headers["x-api-key"]', `req.headers["${ADMIN_KEY_HEADER}"]`, 'req.headers.authorization'],
+    serializers: {
+      req: (request: { method: string; url: string; ip?: string }) => ({
+        method: request.method,
+        url: redactUrl(request.url),
+        remoteAddress: request.ip,
+      }),
+    },
+  };
+}
+
 /** Builds the sandbox (state, routes, parsers) without listening. */
 export async function buildSandbox(options: SandboxOptions = {}): Promise<SandboxApp> {
   const resolved = resolveSandboxOptions(options);
@@ -34,17 +52,15 @@ export async function buildSandbox(options: SandboxOptions = {}): Promise<Sandbo
   const admin = new SandboxAdmin(core);
   const waits = new PendingWaits();
   const app = Fastify({
-    // Keys and admin keys are never logged (contract 5.6).
-    logger: resolved.logger
-      ? {
-          redact: [
-            'req.headers["x-api-key"]',
-            `req.headers["${ADMIN_KEY_HEADER}"]`,
-            'req.headers.authorization',
-          ],
-        }
-      : false,
+    logger: resolved.logger ? sandboxLogger() : false,
     bodyLimit: MAX_BODY_BYTES,
+    // As strict as the service: a request (headers and body) that does not arrive whole in time gets 408.
+    requestTimeout: resolved.requestTimeoutMs,
+    http: {
+      headersTimeout: resolved.requestTimeoutMs,
+      // Node checks both timeouts on this interval (default 30 s, far coarser than the timeout).
+      connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(resolved.requestTimeoutMs / 2))),
+    },
     // Destroys hung and keep-alive connections on close, so close() never waits on a "hang" fault.
     forceCloseConnections: true,
   });
