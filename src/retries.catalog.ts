@@ -115,16 +115,6 @@ export {
 
 // ---- the backoff settings of the two background queues ---------------------------------------------------
 
-/** The orders queue's settings of the one backoff policy (order.committer.ts). */
-export function checkoutBackoffSettings(config: CheckoutConfig): BackoffSettings {
-  return orderBackoffSettings(config);
-}
-
-/** The ledger queue's settings (transactions.backoff.ts). */
-export function ledgerBackoffSettings(config: TransactionsConfig): BackoffSettings {
-  return txBackoffSettings(config);
-}
-
 /** Worst delay of one retry after `failures` earlier failures: the jitter's ceiling, or the capped Retry-After. */
 export function worstRetryDelay(settings: BackoffSettings, failures: number, withRetryAfter = true): number {
   const ceiling = backoffCeiling(settings, failures);
@@ -622,7 +612,7 @@ export interface OrderWorstCase {
 export function orderWorstCase(config: RetriesConfig, options: OrderWorstCaseOptions = {}): OrderWorstCase {
   const { checkout: c, upstream: u } = config;
   const pages = options.eventListingPages ?? 1;
-  const backoff = checkoutBackoffSettings(c);
+  const backoff = orderBackoffSettings(c);
   const worstRetryDelayMs = worstRetryDelay(backoff, 30);
   const claimLatencyMs = c.CHECKOUT_WORKER_INTERVAL_MS;
   const revalidationTryMs = Math.max(c.CHECKOUT_REVALIDATE_TIMEOUT_MS, u.UPSTREAM_DEADLINE_MS);
@@ -694,7 +684,7 @@ export interface LedgerWorstCase {
 /** Per ledger transaction: the tracker's repeats of an unknown signing, its re-sends until final or give-up. */
 export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
   const { transactions: t, upstream: u } = config;
-  const backoff = ledgerBackoffSettings(t);
+  const backoff = txBackoffSettings(t);
   const interval = t.TX_TRACKER_INTERVAL_MS;
   const attempts = u.UPSTREAM_MAX_ATTEMPTS;
   const sign = upstreamCallWorstCase(u, 'sign').time.value ?? 0;

@@ -1,6 +1,5 @@
 import { Injectable, Logger, type OnApplicationBootstrap, type OnModuleDestroy } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { backoffDelay, retryAfterOf, type BackoffSettings } from './backoff.policy';
 import { DurableWorkMetrics } from './durable-work.metrics';
 import { LeaseQueue, type QueueSpec } from './lease-queue';
 import { fenced, type Fence } from './lease.sql';
@@ -80,14 +79,6 @@ export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestr
 
   async onModuleDestroy(): Promise<void> {
     await Promise.all(this.loops.map((loop) => loop.stop()));
-  }
-
-  /**
-   * The delay before an item's next try: the one policy (exponential, full jitter, Retry-After honoured up to
-   * the queue's cap) after `failures` failed tries; `error` may carry the Retry-After.
-   */
-  backoff(settings: BackoffSettings, failures: number, error?: unknown): number {
-    return backoffDelay(settings, failures, error === undefined ? 0 : retryAfterOf(error));
   }
 
   /**

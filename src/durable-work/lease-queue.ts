@@ -1,7 +1,7 @@
 import type { Logger } from '@nestjs/common';
-import type { DataSource, EntityManager } from 'typeorm';
+import type { DataSource } from 'typeorm';
 import type { DurableWorkMetrics } from './durable-work.metrics';
-import { claimDueSql, claimOneSql, fenced, oldestDueAgeSql, type LeasedTable } from './lease.sql';
+import { claimDueSql, claimOneSql, oldestDueAgeSql, type LeasedTable } from './lease.sql';
 
 /** A row as PostgreSQL returned it (the owning repository maps it). */
 export type LeasedRow = Record<string, unknown>;
@@ -20,8 +20,8 @@ export interface QueueSpec {
 }
 
 /**
- * One leased table's claims, through the block's SQL (lease.sql.ts): claim due rows, claim one row, check a
- * token, and count hand-backs and refusals. Each claim writes one log line per row (a takeover of an expired
+ * One leased table's claims, through the block's SQL (lease.sql.ts): claim due rows, claim one row, and count
+ * hand-backs (a token check and a refusal go through DurableWorkService.holds / fencedOff). Each claim writes one log line per row (a takeover of an expired
  * lease is a warning naming the previous holder) and counts in DurableWorkMetrics. Built by DurableWorkService.
  */
 export class LeaseQueue {
@@ -60,27 +60,9 @@ export class LeaseQueue {
     return rows[0] ?? null;
   }
 
-  /**
-   * Whether `token` is still the row's current claim: the drive's check before an upstream call that can move
-   * money. One indexed read; `manager` runs it inside the caller's transaction.
-   */
-  async holds(id: string, token: string, manager?: EntityManager): Promise<boolean> {
-    const rows = await (manager ?? this.dataSource).query<unknown[]>(
-      `SELECT 1 FROM ${this.spec.table} WHERE id = $1::uuid AND ${fenced('$2')}`,
-      [id, token],
-    );
-    return rows.length === 1;
-  }
-
   /** Counts a hand-back (the owning repository's statement dropped the lease). */
   released(): void {
     this.metrics.released.inc({ queue: this.spec.name });
-  }
-
-  /** Counts and logs work refused because its token is no longer current (a stale holder stopping). */
-  fencedOff(id: string, token: string | null, what: string): void {
-    this.metrics.fenced.inc({ queue: this.spec.name });
-    this.logger.warn({ queue: this.spec.name, id, token, what }, 'durable work fenced off (lease lost)');
   }
 
   /** Seconds since the oldest due row nobody holds became due (0 when none). */

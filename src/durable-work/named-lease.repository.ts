@@ -133,7 +133,7 @@ export class NamedLeaseRepository {
     );
   }
 
-  /** A stale holder's write or renewal refused: counted and logged like LeaseQueue.fencedOff. */
+  /** A stale holder's write or renewal refused: counted and logged like DurableWorkService.fencedOff. */
   private fencedOff(name: string, token: string, what: string): void {
     if (!this.counting) return;
     const { metrics, queue, logger } = this.counting;
