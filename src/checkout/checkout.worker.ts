@@ -8,7 +8,7 @@ import { OrderRepository } from './order.repository';
 
 /**
  * The recovery worker, on every replica (CHECKOUT_WORKER_ENABLED), on the durable-work loop: every
- * CHECKOUT_WORKER_INTERVAL_MS it claims due orders whose lease is free or expired (FOR UPDATE SKIP LOCKED + a lease
+ * CHECKOUT_WORKER_INTERVAL_MS it claims due orders whose lease is free or expired (durable work's claim: a lease
  * with a new fencing token, so one drive holds an order at a time), up to CHECKOUT_WORKER_BATCH drives in
  * progress, and drives each from its recovery point. Nothing is held in memory: after a crash the leases expire
  * and any replica resumes. The loop starts and stops with the application (DurableWorkService).

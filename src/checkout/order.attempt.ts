@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
+import { budgetExhausted } from '../durable-work/backoff.policy';
 import { LeaseLostError } from '../durable-work/lease.sql';
 import { TransactionsService } from '../transactions/transactions.service';
 import {
@@ -55,8 +56,7 @@ export class OrderAttempt {
             requestId: order.requestId,
           }));
     } catch (error) {
-      const age = Date.now() - order.attemptStartedAt.getTime();
-      if (age > this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS)
+      if (budgetExhausted(order.attemptStartedAt.getTime(), this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS))
         return this.commits.finish(
           order,
           'failed',

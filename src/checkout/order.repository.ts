@@ -414,7 +414,7 @@ export class OrderRepository {
     return released;
   }
 
-  /** Claims up to `limit` due orders whose lease is free or expired (SKIP LOCKED, a new token each). */
+  /** Claims up to `limit` due orders whose lease is free or expired (durable work's queue, a new token each). */
   async claimDue(leaseMs: number, limit: number): Promise<OrderEntity[]> {
     const sentAt = performance.now();
     return (await this.queue.claimDue(limit, leaseMs)).map((row) => held(toEntity(row), sentAt));

@@ -387,7 +387,7 @@ export class LedgerTransactionRepository {
   }
 
   /**
-   * Claims up to `limit` due rows for `owner` (FOR UPDATE SKIP LOCKED, then a lease), so each row is worked
+   * Claims up to `limit` due rows through durable work's queue (a lease and a new token each), so each row is worked
    * by one replica at a time: unknown signings younger than `signWindowMs`, submitted non-final
    * transactions and pending after-final handlers.
    */

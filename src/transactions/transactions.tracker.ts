@@ -7,7 +7,7 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
 
 /**
  * The background tracker, on every replica (TX_TRACKER_ENABLED), on the durable-work loop: every
- * TX_TRACKER_INTERVAL_MS it claims due rows (FOR UPDATE SKIP LOCKED + a lease with a fencing token, so one
+ * TX_TRACKER_INTERVAL_MS it claims due rows through durable work's queue (a lease with a fencing token, so one
  * replica works a row at a time), up to TX_TRACKER_BATCH in progress, and works each once: repeat an unknown
  * signing with the same key, re-submit the same signed bytes, or run a pending after-final handler. Nothing is
  * held in memory: after a crash the leases expire and any replica picks the rows up. The loop starts and stops
