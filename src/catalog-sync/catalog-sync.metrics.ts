@@ -14,7 +14,8 @@ export class SyncMetrics {
   /** Computed at scrape time from the last completed pass of each resource. */
   readonly lag: Gauge<'resource'>;
 
-  constructor(registry?: Registry) {
+  /** `now`: the database's clock (DatabaseClock), which pass stamps are taken with. */
+  constructor(registry?: Registry, now: () => number = Date.now) {
     const registers = registry ? [registry] : [];
     this.duration = new Histogram({
       name: 'catalog_sync_pass_duration_seconds',
@@ -67,7 +68,7 @@ export class SyncMetrics {
       registers,
       collect() {
         this.reset();
-        for (const [resource, at] of lastComplete) this.set({ resource }, (Date.now() - at) / 1000);
+        for (const [resource, at] of lastComplete) this.set({ resource }, (now() - at) / 1000);
       },
     });
   }

@@ -3,6 +3,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../database/data-source';
+import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
@@ -74,10 +75,12 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
       inject: [DurableWorkService],
     },
     { provide: SYNC_LOGGER, useFactory: nestSyncLogger },
+    DatabaseClock,
     {
       provide: SyncMetrics,
-      useFactory: (metrics?: MetricsService) => new SyncMetrics(metrics?.registry),
-      inject: [{ token: MetricsService, optional: true }],
+      useFactory: (clock: DatabaseClock, metrics?: MetricsService) =>
+        new SyncMetrics(metrics?.registry, () => clock.nowMs()),
+      inject: [DatabaseClock, { token: MetricsService, optional: true }],
     },
     EventRepository,
     ListingRepository,

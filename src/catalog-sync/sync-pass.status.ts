@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { SyncConfig } from '../config/sync.config';
+import { DatabaseClock } from '../database/database-clock';
 import { SyncMetrics } from './catalog-sync.metrics';
 import { SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
 
@@ -37,12 +38,14 @@ export class SyncStatus {
     private readonly passes: SyncPassRepository,
     private readonly config: SyncConfig,
     private readonly metrics: SyncMetrics,
+    private readonly clock: DatabaseClock,
   ) {}
 
   /** Operator view per resource: last completed pass, running passes with progress, lag, recent failures. */
   async status(): Promise<ResourceStatus[]> {
     await this.passes.failAbandoned().catch(() => undefined);
-    const now = Date.now();
+    // Pass stamps are the database's clock; lag and rates compare them with the same clock.
+    const now = this.clock.nowMs();
     return Promise.all(
       FULL_RESOURCES.map(async (resource) => {
         const [last, running, failures] = await Promise.all([
@@ -71,8 +74,8 @@ export class SyncStatus {
    */
   async readiness(): Promise<SyncReadiness> {
     if (!this.config.SYNC_ENABLED) return { up: true, details: { enabled: false } };
-    const now = Date.now();
-    const inGrace = now - this.startedAt < this.config.SYNC_READY_GRACE_MS;
+    const inGrace = Date.now() - this.startedAt < this.config.SYNC_READY_GRACE_MS;
+    const now = this.clock.nowMs();
     const details: Record<string, unknown> = {};
     let up = true;
     const stale: string[] = [];

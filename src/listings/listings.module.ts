@@ -4,6 +4,7 @@ import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { PaginationModule } from '../common/pagination.module';
 import { ListingsConfig } from '../config/listings.config';
 import { SyncConfig } from '../config/sync.config';
+import { DatabaseClock } from '../database/database-clock';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { EVENT_REFRESHER } from './event-refresher';
 import { EventsController } from './events.controller';
@@ -33,6 +34,7 @@ import { SellingService } from './selling.service';
       inject: [ListingsConfig, SyncConfig],
     },
     ListingsService,
+    DatabaseClock,
   ],
   exports: [SellingService, ListingsService],
 })

@@ -13,6 +13,7 @@ import { eventGone, eventNotFound, listingGone, listingNotFound } from './listin
 import { eventView, listingView, moneyView, olderAsOf } from './listing.mapper';
 import { ListingBatchReader } from './listing-batch.reader';
 import { readLiveListing } from './live-listing.reader';
+import { DatabaseClock } from '../database/database-clock';
 import { MirrorStateTracker } from './mirror-state.tracker';
 import { READ_API_SETTINGS, type ReadApiSettings } from './read-api.settings';
 import { ReadAnswers, type RenderContext } from './read-answers';
@@ -65,9 +66,11 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     private readonly cursors: KeysetCursorCodec,
     private readonly upstream: UpstreamClient,
     @Inject(READ_API_SETTINGS) private readonly settings: ReadApiSettings,
+    private readonly clock: DatabaseClock,
   ) {
     this.tracker = new MirrorStateTracker(mirror, settings.stateRefreshMs);
-    this.answers = new ReadAnswers(this.tracker, settings);
+    // Freshness (`age`, `stale`) compares the database's sync stamps with the database's clock.
+    this.answers = new ReadAnswers(this.tracker, settings, () => clock.nowMs());
     this.listingReads = new ListingBatchReader(
       (eventId, ticketId) => mirror.listing(eventId, ticketId),
       (keys) => mirror.listingsByKey(keys),
@@ -195,7 +198,13 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       const answer = await this.answers.answer(JSON.stringify(['listing', ...key]), (c) => render(c, null));
       return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
     }
-    const observation = await readLiveListing(this.upstream, eventId, ticketId, this.settings.freshTimeoutMs);
+    const observation = await readLiveListing(
+      this.upstream,
+      eventId,
+      ticketId,
+      this.settings.freshTimeoutMs,
+      this.clock.now(),
+    );
     const result = await this.mirror.applyLiveListing(observation);
     if (result.changed) await this.tracker.refresh().catch(() => undefined);
     const answer = await this.answers.uncached((c) => render(c, observation.observedAt));

@@ -21,15 +21,16 @@ const FRESH_BACKOFF: BackoffSettings = { baseMs: 50, maxMs: 500, retryAfterCapMs
  * flight). Only a complete walk in which no item could be the listing proves it no longer active: when items
  * with null identifiers could be it, the walk is made again (at most FRESH_READ_MAX_WALKS), then the read
  * fails UPSTREAM_UNAVAILABLE rather than call a live listing gone. Upstream failures become the service's
- * UPSTREAM_* errors (502/503/504), never a guess.
+ * UPSTREAM_* errors (502/503/504), never a guess. `observedAt` is the database clock's time before the walk
+ * (DatabaseClock): the stamp the mirror's stale-write guard compares with sync passes of every replica.
  */
 export async function readLiveListing(
   upstream: UpstreamClient,
   eventId: bigint,
   ticketId: bigint,
   timeoutMs: number,
+  observedAt: Date,
 ): Promise<LiveListingObservation> {
-  const observedAt = new Date();
   const signal = AbortSignal.timeout(timeoutMs);
   let maybe = 0;
   try {

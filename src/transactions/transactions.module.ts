@@ -1,5 +1,6 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
+import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { LedgerTransactionEntity } from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
@@ -27,6 +28,7 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
     TransactionsTrackerWork,
     TransactionsMetrics,
     TransactionsTracker,
+    DatabaseClock,
   ],
   exports: [TransactionsService],
 })

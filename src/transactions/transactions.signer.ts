@@ -3,6 +3,7 @@ import { requireIdempotencyKey } from '../common/idempotency-key';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
 import { DEVELOPMENT_IDEMPOTENCY_SECRET, TransactionsConfig } from '../config/transactions.config';
+import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { LeaseLostError } from '../durable-work/lease.sql';
 import { UpstreamClient } from '../upstream/upstream.client';
@@ -37,6 +38,7 @@ export class TransactionsSigner {
     private readonly upstream: UpstreamClient,
     private readonly config: TransactionsConfig,
     private readonly work: DurableWorkService,
+    private readonly clock: DatabaseClock,
   ) {
     this.instanceId = work.instanceId;
     this.secret = config.TX_IDEMPOTENCY_SECRET ?? DEVELOPMENT_IDEMPOTENCY_SECRET;
@@ -116,7 +118,8 @@ export class TransactionsSigner {
     if (!claimed) {
       const fresh = await this.repo.findById(record.id);
       if (fresh?.phase === 'signed') return { record: fresh, replayed: true };
-      const waitMs = (fresh?.leaseUntil?.getTime() ?? Date.now()) - Date.now();
+      const now = this.clock.nowMs();
+      const waitMs = (fresh?.leaseUntil?.getTime() ?? now) - now;
       throw TransactionErrors.inFlight(Math.max(1, Math.ceil(waitMs / 1000)));
     }
     return { record: await this.callSign(claimed, this.instanceId, input, onSigned), replayed: false };
