@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { TransactionsService } from '../transactions/transactions.service';
 import type { Revalidation } from './checkout.integrator';
 import type { OrderEntity } from './order.entity';
@@ -27,21 +28,46 @@ export interface DriveContext {
   revalidation?: Promise<PrefetchedRevalidation>;
 }
 
-/** The ledger's transaction key of an order's attempt (one ledger transaction per attempt). */
-export function transactionKey(order: Pick<OrderEntity, 'id' | 'attempt'>): string {
-  return `checkout:${order.id}:${order.attempt}`;
+/** The order fields its attempt keys are derived from. */
+export type KeyedOrder = Pick<OrderEntity, 'id' | 'clientId' | 'idempotencyKey' | 'attempt' | 'attemptKeys'>;
+
+/** SHA-256 of a client's Idempotency-Key, hex: a fixed 64 characters whatever the key's length (1..255). */
+export function clientKeyHash(idempotencyKey: string): string {
+  return createHash('sha256').update(idempotencyKey, 'utf8').digest('hex');
 }
+
+/**
+ * The ledger's transaction key of an order's attempt (one ledger transaction per attempt, unique per client).
+ * Orders made since issue 23 (`client_key`) derive it from the client's Idempotency-Key, not from the order's
+ * row id, and so does the upstream key derived from it (`upstreamKeyOf`): if the order's row is lost (a restore,
+ * a failover to an asynchronous standby), the client's retry with the same key makes a new order whose attempt 1
+ * has the lost attempt 1's keys, and the upstream answers it with the first transaction instead of a second
+ * purchase. Orders made before keep their row-id keys (`order_id`) so an attempt in flight across the upgrade
+ * keeps its key.
+ */
+export function transactionKey(
+  order: Pick<KeyedOrder, 'id' | 'idempotencyKey' | 'attempt' | 'attemptKeys'>,
+): string {
+  return order.attemptKeys === 'client_key'
+    ? `checkout:${order.attempt}:${clientKeyHash(order.idempotencyKey)}`
+    : `checkout:${order.id}:${order.attempt}`;
+}
+
+/** Which order an attempt's ledger key names: its row id (`order_id` keys) or its client key's hash. */
+export type AttemptOfKey = { attempt: number } & ({ orderId: string } | { clientKeyHash: string });
 
 /** The order and attempt a ledger transaction key names (`transactionKey`), or null for any other key. */
-export function attemptOfKey(key: string): { orderId: string; attempt: number } | null {
-  const match = /^checkout:([0-9a-f-]{36}):([1-9][0-9]{0,3})$/.exec(key);
-  return match ? { orderId: match[1], attempt: Number(match[2]) } : null;
+export function attemptOfKey(key: string): AttemptOfKey | null {
+  const byClientKey = /^checkout:([1-9][0-9]{0,3}):([0-9a-f]{64})$/.exec(key);
+  if (byClientKey) return { attempt: Number(byClientKey[1]), clientKeyHash: byClientKey[2] };
+  const byRow = /^checkout:([0-9a-f-]{36}):([1-9][0-9]{0,3})$/.exec(key);
+  return byRow ? { orderId: byRow[1], attempt: Number(byRow[2]) } : null;
 }
 
-/** Upstream idempotency key of an attempt: derived from (order, attempt), so every retry reuses it. */
+/** Upstream idempotency key of an attempt: derived from its ledger key (and client), so every retry reuses it. */
 export function upstreamKeyOf(
   transactions: Pick<TransactionsService, 'upstreamKeyFor'>,
-  order: Pick<OrderEntity, 'id' | 'clientId' | 'attempt'>,
+  order: KeyedOrder,
 ): string {
   return transactions.upstreamKeyFor(order.clientId, transactionKey(order));
 }

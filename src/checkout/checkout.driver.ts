@@ -5,6 +5,7 @@ import { DurableWorkService } from '../durable-work/durable-work.service';
 import { TransactionsService } from '../transactions/transactions.service';
 import {
   upstreamKeyOf,
+  type KeyedOrder,
   type DriveContext,
   type PrefetchedRevalidation,
   type StepResult,
@@ -57,8 +58,8 @@ export class CheckoutDriver implements OnModuleDestroy {
     metrics.registerGauges(() => this.repo.gauges());
   }
 
-  /** Upstream idempotency key of an attempt: derived from (order, attempt), so every retry reuses it. */
-  upstreamKey(order: Pick<OrderEntity, 'id' | 'clientId' | 'attempt'>): string {
+  /** Upstream idempotency key of an attempt (checkout.context.ts upstreamKeyOf): every retry reuses it. */
+  upstreamKey(order: KeyedOrder): string {
     return upstreamKeyOf(this.transactions, order);
   }
 

@@ -1,6 +1,7 @@
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
+import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { PaginationModule } from '../common/pagination.module';
 import { TransactionsModule } from '../transactions/transactions.module';
@@ -43,6 +44,7 @@ import { OrderTracker } from './order.tracker';
     CheckoutIntegrator,
     CheckoutMetrics,
     CheckoutWorker,
+    DatabaseClock,
   ],
   exports: [CheckoutService],
 })

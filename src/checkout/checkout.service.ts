@@ -52,7 +52,7 @@ export class CheckoutService implements OnModuleInit {
       // the purchase status by that attempt's key confirms it. Never left failed with the buyer owning the ticket.
       const attempt = record.status === 'confirmed' ? attemptOfKey(record.idempotencyKey) : null;
       if (!orderId && attempt) {
-        const reopened = await this.repo.reopenLanded(attempt.orderId, attempt.attempt, record);
+        const reopened = await this.repo.reopenLanded(record.clientId, attempt, record);
         if (reopened) {
           this.logger.warn(
             { orderId: reopened, attempt: attempt.attempt, transactionId: record.id },

@@ -1,6 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
+import { DatabaseClock } from '../database/database-clock';
 import { budgetExhausted } from '../durable-work/backoff.policy';
 import { LeaseLostError } from '../durable-work/lease.sql';
 import { TransactionsService } from '../transactions/transactions.service';
@@ -17,6 +18,7 @@ import { crashPoint } from './crash-points';
 import { describeError, OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
 import type { AuditStep, OrderPatch } from './order.repository';
+import { OrderSettlement } from './order.settlement';
 import { OrderTracker } from './order.tracker';
 
 /**
@@ -31,7 +33,9 @@ export class OrderAttempt {
     private readonly tracker: OrderTracker,
     private readonly transactions: TransactionsService,
     private readonly integrator: CheckoutIntegrator,
+    private readonly settlement: OrderSettlement,
     private readonly config: CheckoutConfig,
+    private readonly clock: DatabaseClock,
   ) {}
 
   async revalidate(order: OrderEntity, ctx: DriveContext): StepResult {
@@ -56,16 +60,24 @@ export class OrderAttempt {
             requestId: order.requestId,
           }));
     } catch (error) {
-      if (budgetExhausted(order.attemptStartedAt.getTime(), this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS))
-        return this.commits.finish(
-          order,
-          'failed',
-          'UPSTREAM_UNAVAILABLE',
-          `The listing could not be checked: ${describeError(error)}`,
-        );
-      return this.commits.retryLater(order, error);
+      return this.uncheckable(order, error);
     }
     crashPoint('after_revalidate');
+    if (outcome.kind !== 'ok') {
+      // Before any rejection: did this attempt's key already buy? The listing is gone, or its price moved, because
+      // of this very purchase when the order is a client's retry after its first row was lost (a restore, a
+      // failover): the keys are the lost attempt's (they derive from the client's key), and the upstream knows.
+      let earlier;
+      try {
+        earlier = await this.settlement.purchaseByKey(order, upstreamKeyOf(this.transactions, order));
+      } catch (error) {
+        return this.uncheckable(order, error);
+      }
+      if (earlier === 'confirmed' || earlier === 'landed_with_error')
+        return this.commits.landed(order, earlier, 'The ledger refused the purchase');
+      if (earlier === 'pending' || earlier === 'unknown')
+        return this.commits.retryLater(order, new Error(`a purchase by this attempt's key is ${earlier}`));
+    }
     if (outcome.kind === 'gone')
       return this.commits.finish(order, 'rejected', 'LISTING_GONE', 'The listing is no longer active');
     if (outcome.kind === 'restricted')
@@ -131,6 +143,8 @@ export class OrderAttempt {
           ...this.signInput({
             id: order.id,
             clientId: order.clientId,
+            idempotencyKey: order.idempotencyKey,
+            attemptKeys: order.attemptKeys,
             attempt: order.attempt,
             buyerSubject: order.buyerSubject,
             requestId: order.requestId,
@@ -250,6 +264,28 @@ export class OrderAttempt {
     return committed && this.tracker.afterSubmission(committed, sent, ctx);
   }
 
+  /**
+   * The listing (or whether this attempt already bought) could not be checked: tried again later, or, once the
+   * give-up time since the attempt began has passed, the order fails UPSTREAM_UNAVAILABLE. attempt_started_at is
+   * the database's clock; so is the "now" it is compared with (one clock).
+   */
+  private uncheckable(order: OrderEntity, error: unknown): StepResult {
+    if (
+      budgetExhausted(
+        order.attemptStartedAt.getTime(),
+        this.config.CHECKOUT_REVALIDATE_GIVE_UP_MS,
+        this.clock.nowMs(),
+      )
+    )
+      return this.commits.finish(
+        order,
+        'failed',
+        'UPSTREAM_UNAVAILABLE',
+        `The listing could not be checked: ${describeError(error)}`,
+      );
+    return this.commits.retryLater(order, error);
+  }
+
   /** The `submit` recovery point: the stored bytes sent (signed again with the same key if the ledger lags). */
   async submit(order: OrderEntity, ctx: DriveContext): StepResult {
     let stored = ctx.record ?? (await this.tracker.ledgerRecord(order));
@@ -272,6 +308,8 @@ export class OrderAttempt {
       OrderEntity,
       | 'id'
       | 'clientId'
+      | 'idempotencyKey'
+      | 'attemptKeys'
       | 'attempt'
       | 'batch'
       | 'upstreamIdempotencyKey'

@@ -1,6 +1,9 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { U64Column } from '../database/u64';
 
+/** What an order's attempt keys are derived from (`orders.attempt_keys`, checkout.context.ts transactionKey). */
+export type AttemptKeys = 'client_key' | 'order_id';
+
 /** What the customer sees. Final: confirmed, landed_with_error, rejected, failed. */
 export const ORDER_STATES = [
   'created',
@@ -132,6 +135,13 @@ export class OrderEntity {
    * signing request alongside its fenced ledger insert only while less than half a lease has passed since.
    */
   heldSince = 0;
+
+  /**
+   * What the attempt keys are derived from (checkout.context.ts transactionKey): the client's Idempotency-Key for
+   * orders made by this version (a lost row's retry reaches the same upstream transaction), the row id before.
+   */
+  @Column({ name: 'attempt_keys', type: 'text', insert: false })
+  attemptKeys: AttemptKeys;
 
   /** The fencing token of the current claim (durable-work/lease.sql.ts); bigint as text. */
   @Column({ name: 'lease_token', type: 'bigint', nullable: true })

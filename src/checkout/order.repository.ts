@@ -7,6 +7,7 @@ import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
 import { DROP_LEASE, fenced, fromNow, LEASE_COLUMNS, newLease, renewLease } from '../durable-work/lease.sql';
 import {
+  type AttemptKeys,
   FINAL_ORDER_STATES,
   OrderEntity,
   type OrderState,
@@ -14,6 +15,7 @@ import {
   type PreviousAttempt,
   type RecoveryPoint,
 } from './order.entity';
+import type { AttemptOfKey } from './checkout.context';
 
 export interface NewOrder {
   clientId: string;
@@ -118,6 +120,7 @@ function toEntity(row: Row): OrderEntity {
   o.leaseOwner = row.lease_owner as string | null;
   o.leaseUntil = row.lease_until as Date | null;
   o.leaseToken = (row.lease_token as string | null | undefined) ?? null;
+  o.attemptKeys = (row.attempt_keys as AttemptKeys | undefined) ?? 'order_id';
   o.createdAt = row.created_at as Date;
   o.attemptStartedAt = row.attempt_started_at as Date;
   o.finalAt = row.final_at as Date | null;
@@ -169,10 +172,10 @@ export const CREATE_SQL = `WITH existing AS (SELECT * FROM orders WHERE client_i
                     LIMIT $14::int) e)::int AS per_event),
          ins AS (
            INSERT INTO orders (client_id, idempotency_key, fingerprint, request_id, buyer_subject, buyer_address,
-             event_id, ticket_id, expected_price_minor, state, recovery_point, ${LEASE_COLUMNS},
+             event_id, ticket_id, expected_price_minor, state, recovery_point, attempt_keys, ${LEASE_COLUMNS},
              next_attempt_at)
            SELECT $1::uuid, $2::text, $3::text, $4::text, $5::text, $6::text, $7::u64, $8::u64, $9::u64, 'created',
-             'revalidate', ${newLease('$10::text', '$11')},
+             'revalidate', 'client_key', ${newLease('$10::text', '$11')},
              ${LEASE('$11')}
            FROM counts
            WHERE NOT EXISTS (SELECT 1 FROM existing) AND counts.open < $13::int AND counts.per_event < $14::int
@@ -443,8 +446,8 @@ export class OrderRepository {
    * `reopened` audit row. The lookup then confirms it by the purchase status. Returns the id when reopened.
    */
   async reopenLanded(
-    id: string,
-    attempt: number,
+    clientId: string,
+    key: AttemptOfKey,
     record: {
       id: string;
       upstreamIdempotencyKey: string;
@@ -458,18 +461,24 @@ export class OrderRepository {
            failure_code = NULL, failure_reason = NULL, upstream_idempotency_key = $3, transaction_record_id = $4,
            custodial_transaction_id = $5, transaction_signature = $6, upstream_status = 'confirmed',
            step_failures = 0, next_attempt_at = clock_timestamp(), updated_at = clock_timestamp()
-         WHERE id = $1 AND state IN ('failed', 'rejected', 'landed_with_error') RETURNING *)
+         WHERE client_id = $7 AND ${
+           'orderId' in key
+             ? `id = $1::uuid`
+             : // Keys derived from the client's key name its hash; the client's orders are few to hash.
+               `encode(sha256(convert_to(idempotency_key, 'UTF8')), 'hex') = $1`
+         } AND state IN ('failed', 'rejected', 'landed_with_error') RETURNING *)
        INSERT INTO order_steps (order_id, attempt, step, state, recovery_point, detail, actor)
        SELECT id, attempt, 'reopened', state, recovery_point,
          'a transaction of this attempt landed after the order was closed', 'reconciler'
        FROM up RETURNING order_id AS id`,
       [
-        id,
-        attempt,
+        'orderId' in key ? key.orderId : key.clientKeyHash,
+        key.attempt,
         record.upstreamIdempotencyKey,
         record.id,
         record.custodialTransactionId,
         record.feePayerSignature,
+        clientId,
       ],
       this.dataSource.manager,
     );

@@ -10,7 +10,7 @@ import { upstreamKeyOf, type StepResult } from './checkout.context';
 import { crashPoint } from './crash-points';
 import { describeError, OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
-import { interpretPurchaseStatus } from './purchase-status';
+import { interpretPurchaseStatus, type PurchaseVerdict } from './purchase-status';
 
 /** Refresh of the mirror after a confirmed order: tries before giving up on it (the order stays confirmed). */
 export const MAX_REFRESH_TRIES = 5;
@@ -48,14 +48,9 @@ export class OrderSettlement {
     crashPoint('before_purchase_status');
     let verdict;
     try {
-      verdict = interpretPurchaseStatus(
-        await this.upstream.getPurchaseStatus(key, { requestId: order.requestId ?? undefined }),
-        key,
-      );
+      verdict = await this.purchaseByKey(order, key);
     } catch (error) {
-      if (!(error instanceof UpstreamError && error.code === 'NOT_FOUND' && !error.outcomeUnknown))
-        return this.commits.retryLater(order, error);
-      verdict = 'none' as const;
+      return this.commits.retryLater(order, error);
     }
     crashPoint('after_purchase_status');
     if (verdict === 'pending' || verdict === 'unknown')
@@ -97,6 +92,26 @@ export class OrderSettlement {
       `purchase status: ${verdict}`,
       'new_attempt',
     );
+  }
+
+  /**
+   * The upstream's purchase status by the attempt's key (`none`: no purchase was ever made with it). Throws what
+   * the call threw when it says nothing (unavailable, timed out, an unknown outcome).
+   */
+  async purchaseByKey(
+    order: OrderEntity,
+    key: string = order.upstreamIdempotencyKey ?? upstreamKeyOf(this.transactions, order),
+  ): Promise<PurchaseVerdict | 'none'> {
+    try {
+      return interpretPurchaseStatus(
+        await this.upstream.getPurchaseStatus(key, { requestId: order.requestId ?? undefined }),
+        key,
+      );
+    } catch (error) {
+      if (error instanceof UpstreamError && error.code === 'NOT_FOUND' && !error.outcomeUnknown)
+        return 'none';
+      throw error;
+    }
   }
 
   /** After `confirmed`: the event refreshed in the mirror, so the listing leaves it (the order stays confirmed). */

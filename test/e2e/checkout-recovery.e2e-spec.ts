@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DataSource } from 'typeorm';
 import { CheckoutDriver } from '../../src/checkout/checkout.driver';
+import { transactionKey } from '../../src/checkout/checkout.context';
 import { batchFromWire } from '../../src/checkout/checkout.integrator';
 import { CheckoutWorker } from '../../src/checkout/checkout.worker';
 import { TransactionsTracker } from '../../src/transactions/transactions.tracker';
@@ -32,7 +33,6 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   let t: TestApp;
   let client: TestClient;
   let db: DataSource;
-  let n = 0;
 
   beforeAll(async () => {
     t = await startTestApp(
@@ -56,7 +56,9 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     const row: Record<string, unknown> = {
       id,
       client_id: client.id,
-      idempotency_key: `left-${++n}`,
+      // The attempt keys of the order (ledger and upstream) derive from it: revalidatedAttempt computes them alike.
+      idempotency_key: `left-${id}`,
+      attempt_keys: 'client_key',
       fingerprint: 'a'.repeat(64),
       buyer_subject: buyer.subject,
       buyer_address: buyer.address,
@@ -98,10 +100,17 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
   async function revalidatedAttempt(label: string) {
     const { listing, buyer, batch } = await revalidatedMarket(t.app, t.sandbox, label);
     const id = randomUUID();
-    const key = t.app.get(CheckoutDriver).upstreamKey({ id, clientId: client.id, attempt: 1 });
+    const order = {
+      id,
+      clientId: client.id,
+      idempotencyKey: `left-${id}`,
+      attempt: 1,
+      attemptKeys: 'client_key' as const,
+    };
+    const key = t.app.get(CheckoutDriver).upstreamKey(order);
     const signInput: SignInput = {
       clientId: client.id,
-      idempotencyKey: `checkout:${id}:1`,
+      idempotencyKey: transactionKey(order),
       upstreamIdempotencyKey: key,
       kind: 'user',
       subject: buyer.subject,
