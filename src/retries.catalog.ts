@@ -732,9 +732,9 @@ export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
       ),
     },
     afterFinal: {
-      delayCeilingMs: backoffCeiling(backoff, 1),
+      delayCeilingMs: backoffCeiling(backoff, 30),
       runs: unbounded(
-        `the handler throws (or is not registered on the replica): retried every 0..${num(backoffCeiling(backoff, 1))} ms, never growing`,
+        `the handler throws and was registered without maxAttempts: its backoff ceiling doubles per run up to ${num(backoffCeiling(backoff, 30))} ms`,
       ),
     },
   };
@@ -1142,8 +1142,9 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
     "  the upstream answers a non-final status or a transient error; the in-process send re-opens the ledger's",
     '  stopped tracking.',
     '- Checkout purchase-status lookup (`OrderSettlement.lookup`): retried while it fails or says pending / unknown.',
-    '- Ledger after-final handler (`TransactionsTrackerWork`): retried while it throws or is missing on the replica,',
-    '  at a fixed ceiling (it has no failure count of its own).',
+    "- Ledger after-final handler registered without a try limit (checkout's order wake-up, `TransactionsTrackerWork`):",
+    '  retried while it throws, its backoff growing with `on_final_attempts`; its reconciliation of an order closed',
+    '  while its purchase landed must not be dropped. A handler a replica has not registered is never claimed there.',
     '- Catalog sync pass: no time limit; it runs while its lease renews (`HeldLease`), capped only',
     `  by ${num(DEFAULT_MAX_PAGES)} pages (\`DEFAULT_MAX_PAGES\`).`,
   );
