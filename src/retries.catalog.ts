@@ -9,6 +9,7 @@ import { UpstreamConfig } from './config/upstream.config';
 import { MAX_STEPS_PER_DRIVE } from './checkout/checkout.driver';
 import { WAIT_POLL_MS } from './checkout/checkout.service';
 import { FRESH_READ_MAX_WALKS } from './listings/live-listing.reader';
+import { REFRESH_EVENT_MAX_ATTEMPTS } from './listings/mirror-refresh.handler';
 import { orderBackoffSettings } from './checkout/order.committer';
 import { MAX_REFRESH_TRIES } from './checkout/order.settlement';
 import { MAX_POLLS_PER_DRIVE } from './checkout/order.tracker';
@@ -110,6 +111,7 @@ export {
   MAX_REFRESH_TRIES,
   MAX_STEPS_PER_DRIVE,
   MIN_ATTEMPT_MS,
+  REFRESH_EVENT_MAX_ATTEMPTS,
   DEFAULT_RETRY_AFTER_SECONDS,
 };
 
@@ -397,6 +399,12 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       bounds: 'rows one tracker works at once',
       where: `${CFG}transactions.config.ts → transactions/transactions.tracker.ts`,
     }),
+    constant('transactions', 'REFRESH_EVENT_MAX_ATTEMPTS', REFRESH_EVENT_MAX_ATTEMPTS, {
+      unit: 'count',
+      bounds:
+        'runs of the after-final mirror refresh of a confirmed list / cancel / buy (selling or the signing routes), then given up',
+      where: 'src/listings/mirror-refresh.handler.ts `REFRESH_EVENT_MAX_ATTEMPTS`',
+    }),
 
     // -- catalog sync ---------------------------------------------------------------------------------------
     sy('SYNC_LEASE_TTL_MS', {
@@ -678,7 +686,16 @@ export interface LedgerWorstCase {
   giveUpAfterSignMs: number;
   signing: { delayCeilingMs: number; calls: Bound; httpAttempts: Bound; time: Bound };
   submissions: { calls: Bound; httpAttempts: Bound; time: Bound; timeWithRetryAfter: Bound };
-  afterFinal: { delayCeilingMs: number; runs: Bound };
+  afterFinal: {
+    /** Largest backoff ceiling between two runs of a failing handler (it grows with its runs). */
+    delayCeilingMs: number;
+    /** The mirror refresh (`listings.refresh-event`): REFRESH_EVENT_MAX_ATTEMPTS runs. */
+    refreshRuns: Bound;
+    /** Its waits between runs, first run to give-up (the passes' own time comes on top). */
+    refreshWaits: Bound;
+    /** A handler registered without a limit (checkout's order wake-up). */
+    unlimitedRuns: Bound;
+  };
 }
 
 /** Per ledger transaction: the tracker's repeats of an unknown signing, its re-sends until final or give-up. */
@@ -699,6 +716,12 @@ export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
   const sends = 1 + Math.floor(giveUpAfterSignMs / interval) + 1;
   const lastDelay = worstRetryDelay(backoff, 30, false);
   const sendTime = giveUpAfterSignMs + 2 * submit + lastDelay + interval;
+  // After run k fails the next waits up to the ceiling after k − 1 failures (delayFor), then one tracker pass.
+  const refreshCeilings = Array.from({ length: REFRESH_EVENT_MAX_ATTEMPTS - 1 }, (_, k) =>
+    backoffCeiling(backoff, k),
+  );
+  const refreshWaits =
+    refreshCeilings.reduce((a, b) => a + b, 0) + (REFRESH_EVENT_MAX_ATTEMPTS - 1) * interval;
   return {
     backoff,
     giveUpAfterSignMs,
@@ -732,9 +755,17 @@ export function ledgerWorstCase(config: RetriesConfig): LedgerWorstCase {
       ),
     },
     afterFinal: {
-      delayCeilingMs: backoffCeiling(backoff, 1),
-      runs: unbounded(
-        `the handler throws (or is not registered on the replica): retried every 0..${num(backoffCeiling(backoff, 1))} ms, never growing`,
+      delayCeilingMs: backoffCeiling(backoff, 30),
+      refreshRuns: finite(
+        REFRESH_EVENT_MAX_ATTEMPTS,
+        `REFRESH_EVENT_MAX_ATTEMPTS = ${REFRESH_EVENT_MAX_ATTEMPTS}, then given up (history \`on_final\` "gave up after N tries")`,
+      ),
+      refreshWaits: finite(
+        refreshWaits,
+        `${refreshCeilings.map(num).join(' + ')} + ${REFRESH_EVENT_MAX_ATTEMPTS - 1} × ${num(interval)} = ${num(refreshWaits)} ms`,
+      ),
+      unlimitedRuns: unbounded(
+        `the handler throws: its backoff ceiling doubles per run up to ${num(backoffCeiling(backoff, 30))} ms`,
       ),
     },
   };
@@ -810,6 +841,7 @@ export function finiteWorstCaseTimes(config: RetriesConfig): Record<string, numb
   const ledger = ledgerWorstCase(config);
   put('ledger unknown signing', ledger.signing.time);
   put('ledger until give-up', ledger.submissions.time);
+  put('ledger mirror refresh waits', ledger.afterFinal.refreshWaits);
   for (const resource of ['events', 'listings'] as const) {
     const pass = syncPassWorstCase(config, resource, sandboxItems(config, resource));
     put(`sync ${resource} pass`, pass.time);
@@ -1049,7 +1081,9 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
         ['submissions: HTTP attempts', boundText(ledger.submissions.httpAttempts, 'count')],
         ['signing to give-up, no Retry-After', boundText(ledger.submissions.time, 'ms')],
         ['signing to give-up, with Retry-After', boundText(ledger.submissions.timeWithRetryAfter, 'ms')],
-        ['after-final handler runs', boundText(ledger.afterFinal.runs, 'count')],
+        ['after-final mirror refresh: runs', boundText(ledger.afterFinal.refreshRuns, 'count')],
+        ['after-final mirror refresh: waits', boundText(ledger.afterFinal.refreshWaits, 'ms')],
+        ['after-final handler without a limit: runs', boundText(ledger.afterFinal.unlimitedRuns, 'count')],
       ],
     ),
   );
@@ -1124,7 +1158,8 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
     `  "no purchase", at most ${code('CHECKOUT_MAX_ATTEMPTS')} attempts; the mirror refresh after ${MAX_REFRESH_TRIES} tries.`,
     '- **Ledger**: a definite signing refusal (`sign_rejected`, replayed to later retries); a refused submission',
     '  (`tracking_stopped: rejected`); a transaction past its give-up time (`gave_up`); an unknown signing older',
-    `  than ${code('TX_SIGN_RESOLVE_WINDOW_MS')} (by the tracker).`,
+    `  than ${code('TX_SIGN_RESOLVE_WINDOW_MS')} (by the tracker); the after-final mirror refresh after`,
+    `  ${REFRESH_EVENT_MAX_ATTEMPTS} runs (\`REFRESH_EVENT_MAX_ATTEMPTS\`; the next scheduled listings pass catches the mirror up).`,
     '- **Catalog sync**: a failed page within its pass (the next scheduled pass starts over); a walk past',
     `  ${num(DEFAULT_MAX_PAGES)} pages or with a repeated cursor (BAD_RESPONSE).`,
   );
@@ -1142,8 +1177,9 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
     "  the upstream answers a non-final status or a transient error; the in-process send re-opens the ledger's",
     '  stopped tracking.',
     '- Checkout purchase-status lookup (`OrderSettlement.lookup`): retried while it fails or says pending / unknown.',
-    '- Ledger after-final handler (`TransactionsTrackerWork`): retried while it throws or is missing on the replica,',
-    '  at a fixed ceiling (it has no failure count of its own).',
+    "- Ledger after-final handler registered without a try limit (checkout's order wake-up, `TransactionsTrackerWork`):",
+    '  retried while it throws, its backoff growing with `on_final_attempts`; its reconciliation of an order closed',
+    '  while its purchase landed must not be dropped. A handler a replica has not registered is never claimed there.',
     '- Catalog sync pass: no time limit; it runs while its lease renews (`HeldLease`), capped only',
     `  by ${num(DEFAULT_MAX_PAGES)} pages (\`DEFAULT_MAX_PAGES\`).`,
   );

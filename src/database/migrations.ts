@@ -16,6 +16,7 @@ import { CreateDurableWorkTokenSeq1795732118617 } from '../../migrations/1795732
 import { AddOrdersLeaseToken1795732119064 } from '../../migrations/1795732119064-AddOrdersLeaseToken';
 import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1795732119471-AddLedgerTransactionsLeaseToken';
 import { AddOrdersAttemptKeys1795743050884 } from '../../migrations/1795743050884-AddOrdersAttemptKeys';
+import { AddLedgerTransactionsOnFinalAttempts1795743618339 } from '../../migrations/1795743618339-AddLedgerTransactionsOnFinalAttempts';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -40,4 +41,5 @@ export const MIGRATIONS = [
   AddOrdersLeaseToken1795732119064,
   AddLedgerTransactionsLeaseToken1795732119471,
   AddOrdersAttemptKeys1795743050884,
+  AddLedgerTransactionsOnFinalAttempts1795743618339,
 ];

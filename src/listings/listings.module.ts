@@ -10,6 +10,7 @@ import { EVENT_REFRESHER } from './event-refresher';
 import { EventsController } from './events.controller';
 import { ListingsController } from './listings.controller';
 import { ListingsService } from './listings.service';
+import { MirrorRefreshHandler } from './mirror-refresh.handler';
 import { READ_API_SETTINGS, readApiSettings } from './read-api.settings';
 import { SellingController } from './selling.controller';
 import { SellingIntegrator } from './selling.integrator';
@@ -17,7 +18,8 @@ import { SellingService } from './selling.service';
 
 /**
  * listings/: the read API over the mirror (events, listings, exact money, freshness, conditional GET, the
- * exact response cache; docs/read-api.md) and selling (list / cancel). ListingsConfig and SyncConfig come
+ * exact response cache; docs/read-api.md), selling (list / cancel) and the mirror refresh after a confirmed
+ * list, cancel or buy signed through any route (MirrorRefreshHandler). ListingsConfig and SyncConfig come
  * from AppConfigModule.
  */
 @Module({
@@ -26,7 +28,9 @@ import { SellingService } from './selling.service';
   providers: [
     SellingService,
     SellingIntegrator,
-    // Selling refreshes an event after a confirmed list/cancel through catalog sync's one-event pass.
+    // A confirmed list / cancel / buy, whichever route signed it, refreshes its events through catalog sync's
+    // one-event pass (the after-final handler listings.refresh-event).
+    MirrorRefreshHandler,
     { provide: EVENT_REFRESHER, useExisting: CatalogSyncService },
     {
       provide: READ_API_SETTINGS,

@@ -1,4 +1,4 @@
-import { Inject, Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
 import { TransactionsConfig } from '../config/transactions.config';
@@ -6,11 +6,8 @@ import { TransactionsService, type TransactionRecord } from '../transactions/tra
 import { UpstreamError } from '../upstream/upstream.error';
 import type { ListTicketV2Params } from '../upstream/upstream.types';
 import type { CancelListingDto, CreateListingDto } from './dto/create-listing.dto';
-import { EVENT_REFRESHER, type EventRefresher } from './event-refresher';
+import { REFRESH_EVENT_ON_FINAL } from './mirror-refresh.handler';
 import { SellingIntegrator } from './selling.integrator';
-
-/** After-final handler name stored on selling transactions (runs at least once, survives crashes). */
-export const REFRESH_EVENT_ON_FINAL = 'listings.refresh-event';
 
 export interface SellingOutcome {
   record: TransactionRecord;
@@ -19,22 +16,16 @@ export interface SellingOutcome {
 
 /**
  * Selling: list_ticket_v2 and cancel_listing_v1 signed through the seller's user wallet, submitted and
- * tracked by TransactionsService; a confirmed one refreshes its event in the mirror (after-final handler).
+ * tracked by TransactionsService; a confirmed one refreshes its event in the mirror (after-final handler
+ * `listings.refresh-event`, MirrorRefreshHandler).
  */
 @Injectable()
-export class SellingService implements OnModuleInit {
-  private readonly logger = new Logger(SellingService.name);
-
+export class SellingService {
   constructor(
     private readonly transactions: TransactionsService,
     private readonly integrator: SellingIntegrator,
     private readonly config: TransactionsConfig,
-    @Inject(EVENT_REFRESHER) private readonly refresher: EventRefresher,
   ) {}
-
-  onModuleInit(): void {
-    this.transactions.registerFinalHandler(REFRESH_EVENT_ON_FINAL, (record) => this.refreshAfter(record));
-  }
 
   async list(
     clientId: string,
@@ -131,21 +122,6 @@ export class SellingService implements OnModuleInit {
       requestId,
     );
     return { record: submitted.record, replayed };
-  }
-
-  /** Confirmed → refresh that event's listings in the mirror; other final statuses change nothing. */
-  private async refreshAfter(record: TransactionRecord): Promise<void> {
-    if (record.status !== 'confirmed') return;
-    const params = (record.request as { platformInstructions?: { params?: { event_id?: string }[] } })
-      .platformInstructions?.params;
-    const eventIds = [...new Set((params ?? []).map((p) => p.event_id).filter((id) => id !== undefined))];
-    for (const id of eventIds) {
-      await this.refresher.refreshEvent(BigInt(id));
-      this.logger.log(
-        { eventId: id, transactionId: record.custodialTransactionId },
-        'mirror event refreshed',
-      );
-    }
   }
 }
 

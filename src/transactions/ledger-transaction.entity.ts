@@ -122,6 +122,10 @@ export class LedgerTransactionEntity {
   @Column({ name: 'on_final_done_at', type: 'timestamptz', nullable: true })
   onFinalDoneAt: Date | null;
 
+  /** Runs of the after-final handler so far (each success or failure counts one). */
+  @Column({ name: 'on_final_attempts', type: 'integer' })
+  onFinalAttempts: number;
+
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
 

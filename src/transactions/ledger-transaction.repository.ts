@@ -58,8 +58,11 @@ export class LedgerTransactionRepository {
     this.queue = work.queue({
       name: 'ledger_transactions',
       table: 'ledger_transactions',
-      // Unknown signings are resolved only while young enough to matter ($4: the window, ms).
-      dueFilter: `phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000)`,
+      // Unknown signings are resolved only while young enough to matter ($4: the window, ms). A pending
+      // after-final handler is claimed only by a replica that registered it ($5: this replica's handler names):
+      // a replica without it neither burns its tries nor drops it; one that has it runs it.
+      dueFilter: `(phase <> 'signing' OR created_at > clock_timestamp() - make_interval(secs => $4::float8 / 1000))
+        AND (final_at IS NULL OR on_final IS NULL OR on_final_done_at IS NOT NULL OR on_final = ANY($5::text[]))`,
       wakeFilter: `phase = 'signing'`,
       // The tracker claims a signing row to call the upstream again: that try counts (its backoff grows with it).
       claimSet: `sign_attempts = t.sign_attempts + CASE WHEN t.phase = 'signing' THEN 1 ELSE 0 END`,
@@ -370,18 +373,32 @@ export class LedgerTransactionRepository {
     );
   }
 
-  /** The after-final handler ran (or failed: then retried after `retryDelayMs`). */
-  recordOnFinal(id: string, actor: string, error: string | null, retryDelayMs: number): Promise<unknown> {
+  /**
+   * One run of the after-final handler: done (`error` null), failed and due again in `retryDelayMs`, or failed
+   * and given up (`retryDelayMs` null: nothing more is scheduled; the history and last_error say so). Each run
+   * counts in on_final_attempts.
+   */
+  recordOnFinal(
+    id: string,
+    actor: string,
+    error: string | null,
+    retryDelayMs: number | null,
+  ): Promise<unknown> {
     return this.dataSource.query(
       `WITH up AS (
          UPDATE ledger_transactions SET
+           on_final_attempts = on_final_attempts + 1,
            on_final_done_at = CASE WHEN $3::text IS NULL THEN clock_timestamp() ELSE NULL END,
-           next_attempt_at = CASE WHEN $3::text IS NULL THEN NULL
+           next_attempt_at = CASE WHEN $3::text IS NULL OR $4::float8 IS NULL THEN NULL
              ELSE clock_timestamp() + make_interval(secs => $4::float8 / 1000) END,
-           last_error = $3, updated_at = clock_timestamp()
+           last_error = CASE WHEN $3::text IS NOT NULL AND $4::float8 IS NULL
+             THEN left('after-final handler gave up after ' || (on_final_attempts + 1) || ' tries: ' || $3, 500)
+             ELSE $3 END,
+           updated_at = clock_timestamp()
          WHERE id = $1 RETURNING *)
        INSERT INTO ledger_transaction_events (transaction_id, type, phase, status, detail, actor)
-       SELECT id, 'on_final', phase, status, COALESCE($3, 'done'), $2 FROM up`,
+       SELECT id, 'on_final', phase, status, COALESCE(CASE WHEN $4::float8 IS NULL THEN last_error END, $3, 'done'), $2
+       FROM up`,
       [id, actor, error, retryDelayMs],
     );
   }
@@ -389,10 +406,15 @@ export class LedgerTransactionRepository {
   /**
    * Claims up to `limit` due rows through durable work's queue (a lease and a new token each), so each row is worked
    * by one replica at a time: unknown signings younger than `signWindowMs`, submitted non-final
-   * transactions and pending after-final handlers.
+   * transactions and pending after-final handlers named in `finalHandlers` (the ones this replica registered).
    */
-  async claimDue(leaseMs: number, limit: number, signWindowMs: number): Promise<LedgerTransactionEntity[]> {
-    const rows = await this.queue.claimDue(limit, leaseMs, [signWindowMs]);
+  async claimDue(
+    leaseMs: number,
+    limit: number,
+    signWindowMs: number,
+    finalHandlers: readonly string[] = [],
+  ): Promise<LedgerTransactionEntity[]> {
+    const rows = await this.queue.claimDue(limit, leaseMs, [signWindowMs, finalHandlers]);
     return rows.map((row) => this.map(row) as LedgerTransactionEntity);
   }
 

@@ -159,6 +159,9 @@ export class TransactionsController {
       subject,
       batch,
       requestId: request.id,
+      // What a confirmed transaction of this instruction must set off, whichever route signed it (a list, cancel
+      // or buy: the mirror refresh of its events, registered by listings/). Run by the tracker, never awaited here.
+      onFinal: this.transactions.finalHandlerFor(batch.instruction),
     });
     if (replayed) void reply.header('idempotent-replayed', 'true');
     await reply.status(replayed ? 200 : 201).send(toTransactionResponse(record));

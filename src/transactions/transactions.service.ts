@@ -5,7 +5,7 @@ import { TransactionsConfig } from '../config/transactions.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { MetricsService } from '../metrics/metrics.service';
 import { UpstreamClient } from '../upstream/upstream.client';
-import type { InstructionBatch, SubmissionResult } from '../upstream/upstream.types';
+import type { InstructionBatch, InstructionName, SubmissionResult } from '../upstream/upstream.types';
 import { signedTransactionDigest } from './idempotency';
 import { parseInstructionBatch } from './instruction-batch.parser';
 import type { LedgerTransactionEntity, TransactionEvent } from './ledger-transaction.entity';
@@ -17,6 +17,7 @@ import { TransactionsSubmitter } from './transactions.submitter';
 import { TransactionsTrackerWork } from './transactions.tracker-work';
 import type {
   FinalHandler,
+  FinalHandlerOptions,
   SendOptions,
   AttemptHooks,
   SignInput,
@@ -69,11 +70,19 @@ export class TransactionsService {
   }
 
   /**
-   * Registers an after-final handler by name (call it from onModuleInit). Records name it in `onFinal`;
-   * the handler runs on whichever replica sees the final status, and again after a crash until it succeeds.
+   * Registers an after-final handler by name (call it from onModuleInit, on every replica: only a replica that
+   * registered a name claims the records that name it). Records name it in `onFinal` — in-process callers pass it,
+   * and the HTTP signing routes record it for the instructions in `options.instructions`. It runs on a replica
+   * that registered it once the status is final, again after a crash, and again while it throws (with backoff; at
+   * most `options.maxAttempts` runs when set). At least once: it must be idempotent.
    */
-  registerFinalHandler(name: string, handler: FinalHandler): void {
-    this.trackerWork.registerFinalHandler(name, handler);
+  registerFinalHandler(name: string, handler: FinalHandler, options?: FinalHandlerOptions): void {
+    this.trackerWork.registerFinalHandler(name, handler, options);
+  }
+
+  /** The after-final handler the signing routes record for transactions of `instruction` (none: undefined). */
+  finalHandlerFor(instruction: InstructionName): string | undefined {
+    return this.trackerWork.finalHandlerFor(instruction);
   }
 
   /**

@@ -2,13 +2,14 @@ import { Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { TransactionsConfig } from '../config/transactions.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
+import type { InstructionName } from '../upstream/upstream.types';
 import type { LedgerTransactionEntity } from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { delayFor } from './transactions.backoff';
 import { TransactionsMetrics } from './transactions.metrics';
 import { TransactionsSigner } from './transactions.signer';
 import { TransactionsSubmitter } from './transactions.submitter';
-import type { FinalHandler } from './transactions.types';
+import type { FinalHandler, FinalHandlerOptions } from './transactions.types';
 
 /**
  * The background tracker's work (TransactionsTracker runs it on the durable-work loop): claiming due rows, one
@@ -17,7 +18,9 @@ import type { FinalHandler } from './transactions.types';
  */
 @Injectable()
 export class TransactionsTrackerWork {
-  private readonly handlers = new Map<string, FinalHandler>();
+  private readonly handlers = new Map<string, { handler: FinalHandler; options: FinalHandlerOptions }>();
+  /** Instruction → the handler the signing routes record for it (FinalHandlerOptions.instructions). */
+  private readonly byInstruction = new Map<InstructionName, string>();
   /** Log lines keep the service's context (`TransactionsService`), as before the split. */
   private readonly logger = new Logger('TransactionsService');
   /** This replica's name in leases and history rows (durable work's identity). */
@@ -34,14 +37,37 @@ export class TransactionsTrackerWork {
     this.instanceId = durable.instanceId;
   }
 
-  /** TransactionsService.registerFinalHandler: records name the handler in `onFinal`; `work` runs it. */
-  registerFinalHandler(name: string, handler: FinalHandler): void {
-    this.handlers.set(name, handler);
+  /**
+   * TransactionsService.registerFinalHandler: records name the handler in `onFinal`; `work` runs it. A name, and
+   * an instruction of `options.instructions`, is registered once (a second registration is a programming error).
+   */
+  registerFinalHandler(name: string, handler: FinalHandler, options: FinalHandlerOptions = {}): void {
+    if (this.handlers.has(name)) throw new Error(`after-final handler ${name} is already registered`);
+    const max = options.maxAttempts;
+    if (max !== undefined && (!Number.isInteger(max) || max < 1))
+      throw new Error(`after-final handler ${name}: maxAttempts must be a positive integer`);
+    for (const instruction of options.instructions ?? []) {
+      const taken = this.byInstruction.get(instruction);
+      if (taken !== undefined)
+        throw new Error(`after-final handler for ${instruction} is already ${taken}, not ${name}`);
+    }
+    this.handlers.set(name, { handler, options });
+    for (const instruction of options.instructions ?? []) this.byInstruction.set(instruction, name);
   }
 
-  /** Claims up to `room` due rows for this replica (a lease and a new fencing token on each). */
+  /** The handler registered for transactions of `instruction` that the signing routes create, if any. */
+  finalHandlerFor(instruction: InstructionName): string | undefined {
+    return this.byInstruction.get(instruction);
+  }
+
+  /**
+   * Claims up to `room` due rows for this replica (a lease and a new fencing token on each); a pending
+   * after-final handler only when this replica registered it.
+   */
   claimDue(room: number = this.config.TX_TRACKER_BATCH): Promise<LedgerTransactionEntity[]> {
-    return this.repo.claimDue(this.config.TX_LEASE_MS, room, this.config.TX_SIGN_RESOLVE_WINDOW_MS);
+    return this.repo.claimDue(this.config.TX_LEASE_MS, room, this.config.TX_SIGN_RESOLVE_WINDOW_MS, [
+      ...this.handlers.keys(),
+    ]);
   }
 
   /** One background attempt on a claimed row; always releases the lease and logs the attempt. */
@@ -94,20 +120,35 @@ export class TransactionsTrackerWork {
     }
   }
 
+  /**
+   * Runs the record's after-final handler once and records the run: done; failed and due again after the ledger's
+   * backoff (growing with on_final_attempts); or, once a handler with `maxAttempts` has failed that many times,
+   * given up (history `on_final` "gave up after N tries", last_error, a warning). A handler not registered on this
+   * replica is not run and nothing is recorded: the row stays due, and only a replica that registered it claims it.
+   */
   private async runFinalHandler(record: LedgerTransactionEntity, actor: string): Promise<string> {
     const name = record.onFinal;
     if (!name || record.onFinalDoneAt) return 'none';
-    const handler = this.handlers.get(name);
-    let error: string | null = null;
-    if (!handler) error = `no handler named ${name} on this replica`;
-    else {
-      try {
-        await handler(record);
-      } catch (e) {
-        error = e instanceof Error ? e.message.slice(0, 300) : 'handler failed';
+    const registered = this.handlers.get(name);
+    if (!registered) return 'not_registered';
+    try {
+      await registered.handler(record);
+    } catch (e) {
+      const error = e instanceof Error ? e.message.slice(0, 300) : 'handler failed';
+      const tries = record.onFinalAttempts + 1;
+      const max = registered.options.maxAttempts;
+      if (max !== undefined && tries >= max) {
+        await this.repo.recordOnFinal(record.id, actor, error, null);
+        this.logger.warn(
+          { transactionId: record.id, handler: name, tries, error },
+          'after-final handler given up',
+        );
+        return 'gave_up';
       }
+      await this.repo.recordOnFinal(record.id, actor, error, delayFor(this.config, tries, e));
+      return 'failed';
     }
-    await this.repo.recordOnFinal(record.id, actor, error, delayFor(this.config, 2));
-    return error === null ? 'done' : 'failed';
+    await this.repo.recordOnFinal(record.id, actor, null, null);
+    return 'done';
   }
 }

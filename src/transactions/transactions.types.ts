@@ -1,5 +1,6 @@
 import type {
   InstructionBatch,
+  InstructionName,
   SignedTransaction,
   SubmissionResult,
   SubmissionStatus,
@@ -100,3 +101,20 @@ export type TransactionRecord = Readonly<LedgerTransactionEntity>;
 
 /** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
 export type FinalHandler = (record: LedgerTransactionEntity) => Promise<void>;
+
+/** How the tracker runs an after-final handler, and which records name it (registerFinalHandler). */
+export interface FinalHandlerOptions {
+  /**
+   * Runs before the tracker gives up on this handler for a record (the history's last `on_final` says
+   * "gave up after N tries", `lastError` too; the record itself stays as it is). Omitted: retried until it
+   * succeeds (checkout's order wake-up: its reconciliation must not be dropped). Retries back off either way.
+   */
+  maxAttempts?: number;
+  /**
+   * Instructions whose transactions, signed through the HTTP signing routes, name this handler in `onFinal`
+   * (in-process callers pass their own `onFinal`). At most one handler per instruction. How a module that owns
+   * a consequence of a ledger change (listings/: the mirror refresh) gets it for every route that signs one,
+   * without transactions/ knowing that module.
+   */
+  instructions?: readonly InstructionName[];
+}

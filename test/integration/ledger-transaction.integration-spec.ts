@@ -24,7 +24,7 @@ describe(LedgerTransactionRepository.name, () => {
   });
   afterAll(() => db?.close());
 
-  const insert = (key: string, fingerprint = 'a'.repeat(64)) =>
+  const insert = (key: string, fingerprint = 'a'.repeat(64), onFinal: string | null = null) =>
     sut.insertOrGet(
       {
         clientId,
@@ -36,7 +36,7 @@ describe(LedgerTransactionRepository.name, () => {
         instruction: 'cancel_listing_v1',
         request: '{"platformInstructions":{"instruction":"cancel_listing_v1","params":[]}}',
         requestId: null,
-        onFinal: null,
+        onFinal,
         submitOnSign: false,
       },
       'owner-a',
@@ -131,5 +131,59 @@ describe(LedgerTransactionRepository.name, () => {
       const [claimed] = (await sut.claimDue(60_000, 100, 3_600_000)).filter((r) => r.id === record.id);
       expect(claimed.signAttempts).toBe(expected);
     }
+  });
+
+  /** A confirmed row whose after-final handler is due now and unleased. */
+  const finalDue = async (onFinal: string): Promise<string> => {
+    const { record } = await insert(randomUUID(), 'a'.repeat(64), onFinal);
+    await dataSource.query(
+      `UPDATE ledger_transactions SET phase = 'signed', status = 'confirmed', final_at = now(),
+         custodial_transaction_id = encode(sha256(id::text::bytea), 'hex'), signed_transaction = 'AAAA',
+         lease_until = NULL, lease_owner = NULL, next_attempt_at = now() - interval '1 s'
+       WHERE id = $1`,
+      [record.id],
+    );
+    return record.id;
+  };
+
+  it('claims a pending after-final handler only for a replica that registered its name', async () => {
+    const id = await finalDue(`handler-${randomUUID()}`);
+    const name = (await sut.findById(id))?.onFinal ?? '';
+    expect((await sut.claimDue(60_000, 100, 3_600_000, ['some-other'])).map((r) => r.id)).not.toContain(id);
+    expect((await sut.claimDue(60_000, 100, 3_600_000)).map((r) => r.id)).not.toContain(id);
+    const claimed = await sut.claimDue(60_000, 100, 3_600_000, ['some-other', name]);
+    expect(claimed.map((r) => r.id)).toContain(id);
+  });
+
+  it('counts after-final runs: a failure is due again, a give-up schedules nothing and says so, done is done', async () => {
+    const id = await finalDue('h');
+    await sut.recordOnFinal(id, 'a', 'refresh failed', 60_000);
+    let row = await sut.findById(id);
+    expect(row).toMatchObject({ onFinalAttempts: 1, onFinalDoneAt: null, lastError: 'refresh failed' });
+    expect(row?.nextAttemptAt?.getTime()).toBeGreaterThan(Date.now() + 30_000);
+
+    await sut.recordOnFinal(id, 'b', 'refresh failed again', null);
+    row = await sut.findById(id);
+    expect(row).toMatchObject({
+      onFinalAttempts: 2,
+      onFinalDoneAt: null,
+      nextAttemptAt: null,
+      lastError: 'after-final handler gave up after 2 tries: refresh failed again',
+      status: 'confirmed',
+    });
+    const runs = (await sut.history(id)).filter((h) => h.type === 'on_final').map((h) => h.detail);
+    expect(runs).toEqual([
+      'refresh failed',
+      'after-final handler gave up after 2 tries: refresh failed again',
+    ]);
+
+    const other = await finalDue('h');
+    await sut.recordOnFinal(other, 'a', null, null);
+    row = await sut.findById(other);
+    expect(row).toMatchObject({ onFinalAttempts: 1, nextAttemptAt: null, lastError: null });
+    expect(row?.onFinalDoneAt).toBeInstanceOf(Date);
+    expect((await sut.history(other)).filter((h) => h.type === 'on_final').map((h) => h.detail)).toEqual([
+      'done',
+    ]);
   });
 });

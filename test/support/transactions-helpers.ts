@@ -66,7 +66,14 @@ export interface TxBody {
   lastError: string | null;
   trackingStopped: string | null;
   signedTransaction: string;
-  history?: { type: string; status: string | null; actor: string; at: string; startedAt: string | null }[];
+  history?: {
+    type: string;
+    status: string | null;
+    detail: string | null;
+    actor: string;
+    at: string;
+    startedAt: string | null;
+  }[];
 }
 
 export async function getTx(server: Server, key: string, id: string): Promise<TxBody> {
