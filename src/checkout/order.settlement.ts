@@ -128,7 +128,12 @@ export class OrderSettlement {
       return this.commits.handBack(order, this.config.CHECKOUT_TRACK_POLL_MS);
     }
     try {
-      await this.catalog.refreshEvent(order.eventId);
+      // A pass that ran but did not complete (failed on an upstream read) refreshed nothing: tried again.
+      const pass = await this.catalog.refreshEvent(order.eventId);
+      if (pass.status !== 'completed')
+        throw new Error(
+          `mirror refresh pass ${pass.id} ended ${pass.status}${pass.error ? `: ${pass.error}` : ''}`,
+        );
     } catch (error) {
       releasePermit();
       if (order.stepFailures + 1 < MAX_REFRESH_TRIES) return this.commits.retryLater(order, error);
