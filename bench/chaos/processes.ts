@@ -43,6 +43,7 @@ export async function freePort(): Promise<number> {
  */
 export class ProcessGroup {
   private readonly live = new Set<Managed>();
+  private readonly everStarted: Managed[] = [];
 
   spawn(name: string, args: string[], env: Record<string, string>): Managed {
     const child = spawn(process.execPath, args, {
@@ -61,8 +62,14 @@ export class ProcessGroup {
       exited: () => child.exitCode !== null || child.signalCode !== null,
     };
     this.live.add(managed);
+    this.everStarted.push(managed);
     child.once('exit', () => this.live.delete(managed));
     return managed;
+  }
+
+  /** Every process started so far, exited ones included (their output stays readable for a report). */
+  started(): readonly Managed[] {
+    return this.everStarted;
   }
 
   /** `kill -9` of one process; resolves once it is gone (bounded). */
@@ -75,6 +82,8 @@ export class ProcessGroup {
   async stop(proc: Managed, graceMs = 10_000): Promise<void> {
     if (proc.exited()) return;
     process.kill(proc.pid, 'SIGTERM');
+    // A process stopped by SIGSTOP (a frozen replica) acts on SIGTERM only once it runs again.
+    process.kill(proc.pid, 'SIGCONT');
     try {
       await waitForExit(proc, graceMs);
     } catch {
