@@ -25,6 +25,10 @@ export interface ChaosReport extends AuditFigures {
     /** Up to 10 of the 5xx that count, each with the replica's log lines for its request id. */
     samples: (FiveXxSample & { log: string[] })[];
   };
+  /** Replica log messages counted over the run (chaos.run.ts REPLICA_LOG_EVENTS). */
+  replicaLog: Record<string, number>;
+  /** The first lines of those logged as errors (step crashes, failed work items, unhandled errors). */
+  replicaErrors: string[];
   durationMs: number;
   finalP50Ms: number;
   finalP99Ms: number;
@@ -60,6 +64,7 @@ export function formatChaosReport(r: ChaosReport): string {
     `  outcomes: ${counts(r.outcomes)}`,
     `  HTTP: ${r.http.requests} requests (${counts(r.http.byStatus)}), ${r.http.networkErrors} network errors or timeouts; ` +
       `${r.http.unavailableWithRetryAfter} 503 with Retry-After (retried)`,
+    `  replica logs: ${counts(r.replicaLog)}`,
     `  HTTP 500s seen:                      ${r.http.status500}`,
     `  other 5xx (not 503 + Retry-After):   ${r.http.other5xx}`,
     `  false rejections:                    ${r.falseRejections}`,
@@ -78,6 +83,8 @@ export function formatChaosReport(r: ChaosReport): string {
       `  - ${s.status} from ${s.replica} to ${s.request} (x-request-id ${s.requestId}) at ${new Date(s.at).toISOString()}: ${s.body}`,
       ...s.log.map((line) => `      ${line}`),
     ]),
+    ...(r.replicaErrors.length > 0 ? ['  replica errors logged (first lines):'] : []),
+    ...r.replicaErrors.map((line) => `  - ${line}`),
   ];
   return lines.join('\n');
 }

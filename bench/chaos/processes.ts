@@ -44,6 +44,12 @@ export async function freePort(): Promise<number> {
 export class ProcessGroup {
   private readonly live = new Set<Managed>();
   private readonly everStarted: Managed[] = [];
+  private readonly lineWatchers: ((process: string, line: string) => void)[] = [];
+
+  /** `fn` sees every whole line any process started from now on prints (stdout and stderr). */
+  watchLines(fn: (process: string, line: string) => void): void {
+    this.lineWatchers.push(fn);
+  }
 
   spawn(name: string, args: string[], env: Record<string, string>): Managed {
     const child = spawn(process.execPath, args, {
@@ -52,8 +58,16 @@ export class ProcessGroup {
     });
     if (child.pid === undefined) throw new Error(`${name}: could not be started`);
     const tail = new Tail();
-    child.stdout?.on('data', (c: Buffer) => tail.push(c));
-    child.stderr?.on('data', (c: Buffer) => tail.push(c));
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream?.on('data', (c: Buffer) => {
+        tail.push(c);
+        if (this.lineWatchers.length === 0) return;
+        const lines = (partial + c.toString()).split('\n');
+        partial = (lines.pop() ?? '').slice(-65_536);
+        for (const line of lines) for (const watch of this.lineWatchers) watch(name, line);
+      });
+    }
     const managed: Managed = {
       name,
       child,
