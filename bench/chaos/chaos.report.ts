@@ -29,6 +29,8 @@ export interface ChaosReport extends AuditFigures {
   replicaLog: Record<string, number>;
   /** The first lines of those logged as errors (step crashes, failed work items, unhandled errors). */
   replicaErrors: string[];
+  /** Those error lines counted by event and message (numbers blanked). */
+  replicaErrorKinds: Record<string, number>;
   durationMs: number;
   finalP50Ms: number;
   finalP99Ms: number;
@@ -65,6 +67,9 @@ export function formatChaosReport(r: ChaosReport): string {
     `  HTTP: ${r.http.requests} requests (${counts(r.http.byStatus)}), ${r.http.networkErrors} network errors or timeouts; ` +
       `${r.http.unavailableWithRetryAfter} 503 with Retry-After (retried)`,
     `  replica logs: ${counts(r.replicaLog)}`,
+    ...(Object.keys(r.replicaErrorKinds).length > 0
+      ? [`  replica errors by message: ${counts(r.replicaErrorKinds)}`]
+      : []),
     `  HTTP 500s seen:                      ${r.http.status500}`,
     `  other 5xx (not 503 + Retry-After):   ${r.http.other5xx}`,
     `  false rejections:                    ${r.falseRejections}`,

@@ -5,6 +5,7 @@ import { disruptionSchedule, runDisruptions } from './disruptions';
 import { LISTINGS_PER_EVENT, mapLimit, seedMarket, type PlannedOrder } from './market';
 import { OrdersClient, percentile, seededRandom, type OrderView } from './orders-client';
 import { ProcessGroup, sleep } from './processes';
+import { ReplicaLogWatch } from './replica-log';
 import { SandboxProcess } from './sandbox-process';
 import { replicaEnv } from './service-env';
 import { ServiceReplica } from './service-replica';
@@ -60,23 +61,6 @@ export interface ChaosOptions {
 const FAULTED_OPERATIONS = ['signUser', 'submit', 'listings', 'purchaseStatus'] as const;
 const INSTRUCTION = 'accept_offer_v2';
 const FAULT_BUDGET = 1_000_000;
-/**
- * Replica log messages counted over the run (every process, every line): evidence that the disruptions did
- * what they are for — leases taken over after a kill or a freeze, a resumed replica's stale writes refused —
- * and any crash the service logged while answering well.
- */
-const REPLICA_LOG_EVENTS: Record<string, string> = {
-  'leases taken over': '"durable work lease expired, taken over"',
-  'stale writes fenced off': '"durable work fenced off (lease lost)"',
-  'work paused, database unavailable': '"durable work paused: database unavailable"',
-  'checkout steps crashed': '"checkout step crashed"',
-  'work items failed': '"durable work item failed"',
-  'unhandled errors': '"unhandled error"',
-};
-
-/** The events above logged as errors: the first few lines are kept for the report. */
-const LOGGED_ERRORS = new Set(['checkout steps crashed', 'work items failed', 'unhandled errors']);
-
 /** Items blanked on a null-id page: most pages then hold one the service cannot rule out. */
 const NULL_ID_FRACTION = 0.3;
 
@@ -133,19 +117,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const finalWithinMs = options.finalWithinMs ?? 60_000;
   const group = options.group ?? new ProcessGroup();
   const started = Date.now();
-  const replicaLog: Record<string, number> = Object.fromEntries(
-    Object.keys(REPLICA_LOG_EVENTS).map((k) => [k, 0]),
-  );
-  const replicaErrors: string[] = [];
-  group.watchLines((name, line) => {
-    if (!name.startsWith('replica-')) return;
-    for (const [what, msg] of Object.entries(REPLICA_LOG_EVENTS)) {
-      if (!line.includes(msg)) continue;
-      replicaLog[what]++;
-      if (LOGGED_ERRORS.has(what) && replicaErrors.length < 6)
-        replicaErrors.push(`${name} ${new Date().toISOString()}: ${line.slice(0, 700)}`);
-    }
-  });
+  const replicaLog = new ReplicaLogWatch(group);
   try {
     const sandbox = await SandboxProcess.start(group, {
       seed: options.seed,
@@ -320,8 +292,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       faultsInjected: fired.faults,
       nullIdPages: fired.nullIdPages,
       http,
-      replicaLog,
-      replicaErrors,
+      ...replicaLog.figures(),
       durationMs: Date.now() - started,
       finalP50Ms: percentile(finalTimes, 50),
       finalP99Ms: percentile(finalTimes, 99),
