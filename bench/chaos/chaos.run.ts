@@ -1,19 +1,48 @@
 import { generateApiKey } from '../../src/auth/api-key';
-import { OrdersClient, percentile, seededRandom, type OrderBody, type OrderView } from './orders-client';
-import { ProcessGroup, sleep, waitFor } from './processes';
-import { SandboxProcess, type LedgerTransaction } from './sandbox-process';
+import { audit, breachesOf, type OrderRecord } from './chaos.audit';
+import type { ChaosReport } from './chaos.report';
+import { disruptionSchedule, runDisruptions } from './disruptions';
+import { LISTINGS_PER_EVENT, mapLimit, seedMarket, type PlannedOrder } from './market';
+import { OrdersClient, percentile, seededRandom, type OrderView } from './orders-client';
+import { ProcessGroup, sleep } from './processes';
+import { ReplicaLogWatch } from './replica-log';
+import { SandboxProcess } from './sandbox-process';
 import { replicaEnv } from './service-env';
 import { ServiceReplica } from './service-replica';
+
+export { formatChaosReport, type ChaosReport } from './chaos.report';
 
 export interface ChaosOptions {
   orders: number;
   concurrency: number;
+  /** `kill -9` of one random replica, restarted after 0.2–1 s. */
   kills: number;
   seed: string;
   /** A fresh database the replicas migrate (see provisionDatabase). */
   databaseUrl: string;
+  /**
+   * Stops the run's PostgreSQL immediately and starts it again after `downMs` (ChaosDatabase.restart).
+   * Without it the PostgreSQL restarts are skipped (and reported as skipped).
+   */
+  restartDatabase?: ((downMs: number) => Promise<void>) | null;
+  /** PostgreSQL restarts (default 1), around 30 % of the run. */
+  pgRestarts?: number;
+  /** How long PostgreSQL stays down before it is started again (default 1 s; its start adds ~1–3 s). */
+  pgDownMs?: number;
+  /** SIGSTOP of one replica past its leases, then SIGCONT (default 1), around 50 % of the run. */
+  freezes?: number;
+  /** How long a frozen replica stays stopped (default two leases and a second). */
+  freezeMs?: number;
+  /** `kill -9` of both replicas at once, then both restarted (default 1), around 70 % of the run. */
+  doubleKills?: number;
   /** Share of upstream calls that fail, per faulted operation (default 0.2). */
   faultRate?: number;
+  /** Share of listing pages served with null-id items (default 0.1; 30 % of such a page's items). */
+  nullIdPages?: number;
+  /** Share of the orders that go to contended listings (default 0.1). */
+  contendedShare?: number;
+  /** Buyers per contended listing, sent at the same moment to different replicas (default 3). */
+  contenders?: number;
   /** Share of orders POSTed a second time with the same key to the other replica (default 0.1). */
   repeatShare?: number;
   /** Share of orders sent at a price the listing does not have: must end `rejected`, nothing signed. */
@@ -29,49 +58,20 @@ export interface ChaosOptions {
   group?: ProcessGroup;
 }
 
-export interface ChaosReport {
-  seed: string;
-  orders: number;
-  accepted: number;
-  confirmed: number;
-  rejected: number;
-  failed: number;
-  landedWithError: number;
-  kills: number;
-  replicaStarts: number;
-  idempotentRepeats: number;
-  faultsInjected: number;
-  durationMs: number;
-  finalP50Ms: number;
-  finalP99Ms: number;
-  lastFaultToAllFinalMs: number | null;
-  /** Final states with their failure codes, e.g. `rejected/PRICE_CHANGED: 30` (wrong-price orders included). */
-  outcomes: Record<string, number>;
-  // Breaches: every one must be 0.
-  duplicatePurchases: number;
-  lostOrders: number;
-  completeWithoutConfirmed: number;
-  notFinalInTime: number;
-  notAccepted: number;
-  idempotencyMismatches: number;
-  ledgerWithoutOrder: number;
-  breaches: string[];
-  /** Up to 20 lines naming the orders behind the breaches. */
-  details: string[];
-}
-
 const FAULTED_OPERATIONS = ['signUser', 'submit', 'listings', 'purchaseStatus'] as const;
-const CHAOS_EVENT_BASE = 7_000_000n;
-const LISTINGS_PER_EVENT = 10;
 const INSTRUCTION = 'accept_offer_v2';
 const FAULT_BUDGET = 1_000_000;
+/** Items blanked on a null-id page: most pages then hold one the service cannot rule out. */
+const NULL_ID_FRACTION = 0.3;
 
 /**
  * Fault rules: per operation about `rate` of calls fail, spread over the fault classes the issue names (5xx,
- * 429 with Retry-After, reset, hang, executed-but-response-lost, and `status: null` on submit). Rates are drawn
- * from the sandbox's seeded fault PRNG, so a seed replays the same sequence for the same request order.
+ * 429 with Retry-After, reset, hang, executed-but-response-lost, and `status: null` on submit); and
+ * `nullIdPages` of listing pages come with null `event_id`/`ticket_id` in some items (contract 2.7, 2.8 rule
+ * 2). Rates are drawn from the sandbox's seeded fault PRNG, so a seed replays the same sequence for the same
+ * request order.
  */
-export function chaosFaultRules(rate: number): Record<string, unknown>[] {
+export function chaosFaultRules(rate: number, nullIdPages = 0): Record<string, unknown>[] {
   const share = (weight: number): number => Number((rate * weight).toFixed(4));
   const rules: Record<string, unknown>[] = [];
   for (const operation of FAULTED_OPERATIONS) {
@@ -84,50 +84,68 @@ export function chaosFaultRules(rate: number): Record<string, unknown>[] {
     if (operation !== 'listings') rules.push({ operation, kind: 'response_lost', rate: share(0.2) });
     if (operation === 'submit') rules.push({ operation, kind: 'status_null', rate: share(0.15) });
   }
+  if (nullIdPages > 0)
+    rules.push({ operation: 'listings', kind: 'null_ids', rate: nullIdPages, fraction: NULL_ID_FRACTION });
   // A finite `times` makes GET /__sandbox/faults show what is left, hence how many fired.
   return rules.map((rule) => ({ ...rule, times: FAULT_BUDGET }));
 }
 
-interface PlannedOrder {
-  index: number;
-  key: string;
-  body: OrderBody;
-  wrongPrice: boolean;
-  repeat: boolean;
-}
-
-interface OrderRecord {
-  planned: PlannedOrder;
-  accepted: OrderView | null;
-  refusal: string | null;
-  acceptedAt: number;
-  finalAfterMs: number | null;
+/** How many times the rules fired, null-id pages apart (GET /__sandbox/faults lists what is left). */
+function firedFaults(rules: { kind?: string; times?: number }[]): { faults: number; nullIdPages: number } {
+  let faults = 0;
+  let nullIdPages = 0;
+  for (const rule of rules) {
+    const fired = FAULT_BUDGET - (rule.times ?? FAULT_BUDGET);
+    if (rule.kind === 'null_ids') nullIdPages += fired;
+    else faults += fired;
+  }
+  return { faults, nullIdPages };
 }
 
 /**
  * One chaos run: a standalone sandbox (faults on), two replicas on one database, `orders` orders at
- * `concurrency` with `kills` random `kill -9` restarts while they run; then faults off, a bounded wait until
- * every order is final, and an audit against the sandbox ledger. Every process it starts is stopped, also on
- * failure. The returned report lists each breach (an empty `breaches` is a pass).
+ * `concurrency` (contended listings' orders sent together) while the disruptions run one after the other
+ * (single and double `kill -9`, a PostgreSQL restart, a replica frozen past its leases); then faults off, a
+ * bounded wait until every order is final, and an audit against the sandbox ledger. Every process it starts
+ * is stopped, also on failure. The returned report lists each breach (an empty `breaches` is a pass).
  */
 export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const log = options.log ?? ((line: string) => console.log(line));
   const rng = seededRandom(`chaos|${options.seed}`);
   const faultRate = options.faultRate ?? 0.2;
+  const nullIdPages = options.nullIdPages ?? 0.1;
   const finalWithinMs = options.finalWithinMs ?? 60_000;
   const group = options.group ?? new ProcessGroup();
   const started = Date.now();
+  const replicaLog = new ReplicaLogWatch(group);
   try {
     const sandbox = await SandboxProcess.start(group, {
       seed: options.seed,
       landingDelayMs: options.landingDelayMs ?? 500,
     });
     log(`sandbox pid ${sandbox.proc.pid} at ${sandbox.url}`);
-    const plan = await seedMarket(sandbox, options, rng);
-    log(`seeded ${plan.length} listings over ${Math.ceil(plan.length / LISTINGS_PER_EVENT)} events`);
+    const units = await seedMarket(
+      sandbox,
+      {
+        orders: options.orders,
+        seed: options.seed,
+        buyers: options.buyers ?? 50,
+        contendedShare: options.contendedShare ?? 0.1,
+        contenders: options.contenders ?? 3,
+        wrongPriceShare: options.wrongPriceShare ?? 0.03,
+        repeatShare: options.repeatShare ?? 0.1,
+      },
+      rng,
+    );
+    const contended = units.filter((u) => u.orders.length > 1).length;
+    log(
+      `seeded ${units.length} listings over ${Math.ceil(units.length / LISTINGS_PER_EVENT)} events, ` +
+        `${contended} of them contended by ${options.contenders ?? 3} buyers`,
+    );
 
     const apiKey = generateApiKey();
     const env = replicaEnv({ databaseUrl: options.databaseUrl, sandboxUrl: sandbox.url, apiKey });
+    const leaseMs = Math.max(Number(env.CHECKOUT_LEASE_MS), Number(env.TX_LEASE_MS));
     const replicas = [
       await ServiceReplica.create('replica-a', group, env),
       await ServiceReplica.create('replica-b', group, env),
@@ -137,78 +155,84 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await replica.start();
       log(`${replica.name} pid ${replica.proc?.pid} at ${replica.url}`);
     }
-    await sandbox.setFaults(chaosFaultRules(faultRate), `faults|${options.seed}`);
+    await sandbox.setFaults(chaosFaultRules(faultRate, nullIdPages), `faults|${options.seed}`);
     let lastFaultAt = Date.now();
-    log(`faults on (${Math.round(faultRate * 100)}% of ${FAULTED_OPERATIONS.join(', ')} calls)`);
+    log(
+      `faults on (${Math.round(faultRate * 100)}% of ${FAULTED_OPERATIONS.join(', ')} calls; ` +
+        `${Math.round(nullIdPages * 100)}% of listing pages with null ids)`,
+    );
 
     const client = new OrdersClient(replicas, apiKey);
     const records: OrderRecord[] = [];
     let idempotentRepeats = 0;
     let idempotencyMismatches = 0;
     let startedOrders = 0;
-    let next = 0;
+    let nextUnit = 0;
     const details: string[] = [];
     const note = (line: string): void => {
-      if (details.length < 20) details.push(line);
+      if (details.length < 30) details.push(line);
     };
 
+    const runOrder = async (planned: PlannedOrder, w: number): Promise<void> => {
+      const t0 = Date.now();
+      const outcome = await client.post(planned.key, planned.body, w);
+      const record: OrderRecord = {
+        planned,
+        accepted: outcome.order,
+        refusal: outcome.refusal,
+        acceptedAt: Date.now(),
+        finalAfterMs: null,
+      };
+      records.push(record);
+      if (!outcome.order) {
+        note(`order ${planned.key}: not accepted (${outcome.status} ${outcome.refusal ?? ''})`);
+        return;
+      }
+      if (planned.repeat) {
+        idempotentRepeats++;
+        const again = await client.post(planned.key, planned.body, w + 1);
+        if (!again.order || again.order.id !== outcome.order.id || !again.replayed) {
+          idempotencyMismatches++;
+          note(
+            `order ${planned.key}: repeat gave ${again.status} ${again.order?.id ?? ''} replayed=${again.replayed}`,
+          );
+        }
+      }
+      const final = await client.waitFinal(outcome.order.id, w, options.orderWaitMs ?? 45_000);
+      if (final?.final) record.finalAfterMs = Date.now() - t0;
+    };
+    // A contended listing's orders leave together, the j-th to replica w + j: different replicas.
     const worker = async (w: number): Promise<void> => {
-      while (next < plan.length) {
-        const planned = plan[next++];
-        startedOrders++;
-        const t0 = Date.now();
-        const outcome = await client.post(planned.key, planned.body, w);
-        const record: OrderRecord = {
-          planned,
-          accepted: outcome.order,
-          refusal: outcome.refusal,
-          acceptedAt: Date.now(),
-          finalAfterMs: null,
-        };
-        records.push(record);
-        if (!outcome.order) {
-          note(`order ${planned.key}: not accepted (${outcome.status} ${outcome.refusal ?? ''})`);
-          continue;
-        }
-        if (planned.repeat) {
-          idempotentRepeats++;
-          const again = await client.post(planned.key, planned.body, w + 1);
-          if (!again.order || again.order.id !== outcome.order.id || !again.replayed) {
-            idempotencyMismatches++;
-            note(
-              `order ${planned.key}: repeat gave ${again.status} ${again.order?.id ?? ''} replayed=${again.replayed}`,
-            );
-          }
-        }
-        const final = await client.waitFinal(outcome.order.id, w, options.orderWaitMs ?? 45_000);
-        if (final?.final) record.finalAfterMs = Date.now() - t0;
+      while (nextUnit < units.length) {
+        const unit = units[nextUnit++];
+        startedOrders += unit.orders.length;
+        await Promise.all(unit.orders.map((planned, j) => runOrder(planned, w + j)));
       }
     };
 
-    let kills = 0;
-    const killer = async (): Promise<void> => {
-      for (let k = 0; k < options.kills; k++) {
-        const threshold = Math.floor(((k + 1) * plan.length) / (options.kills + 1));
-        await waitFor(`order ${threshold} started`, () => startedOrders >= threshold, 30 * 60_000, 50);
-        await sleep(Math.floor(rng() * 500));
-        const victim = replicas[rng() < 0.5 ? 0 : 1];
-        const pid = victim.proc?.pid;
-        await victim.kill9();
-        kills++;
-        lastFaultAt = Date.now();
-        log(`kill -9 ${victim.name} pid ${pid} (${kills}/${options.kills}) at order ${startedOrders}`);
-        await sleep(200 + Math.floor(rng() * 800));
-        await victim.start();
-        lastFaultAt = Date.now();
-        log(`${victim.name} restarted as pid ${victim.proc?.pid}`);
-      }
-    };
-
-    await Promise.all([
-      killer(),
+    const steps = disruptionSchedule(options.orders, {
+      kills: options.kills,
+      pgRestarts: options.pgRestarts ?? 1,
+      freezes: options.freezes ?? 1,
+      doubleKills: options.doubleKills ?? 1,
+    });
+    const [disruptions] = await Promise.all([
+      runDisruptions(steps, () => startedOrders, {
+        replicas,
+        restartDatabase: options.restartDatabase ?? null,
+        freezeMs: options.freezeMs ?? 2 * leaseMs + 1_000,
+        pgDownMs: options.pgDownMs ?? 1_000,
+        rng,
+        log,
+        onFault: () => {
+          lastFaultAt = Date.now();
+        },
+      }),
       ...Array.from({ length: Math.max(1, options.concurrency) }, (_, w) => worker(w)),
     ]);
-    const faultStats = await sandbox.admin<{ rules: { times?: number }[] }>('GET', '/faults');
+    const fired = firedFaults(
+      (await sandbox.admin<{ rules: { kind?: string; times?: number }[] }>('GET', '/faults')).rules,
+    );
     await sandbox.clearFaults();
     lastFaultAt = Date.now();
     log(`orders sent; faults off; waiting up to ${finalWithinMs / 1000} s for every order to be final`);
@@ -238,7 +262,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       views.set(id, finals.get(id) ?? (await client.getDefinite(id, i)));
     });
     const ledger = await sandbox.transactions(INSTRUCTION);
-    const report = audit({
+    const figures = audit({
       seed: options.seed,
       records,
       views,
@@ -248,18 +272,38 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       note,
     });
     const finalTimes = records.flatMap((r) => (r.finalAfterMs === null ? [] : [r.finalAfterMs]));
+    const { tally } = client;
+    const http = {
+      requests: tally.requests,
+      networkErrors: tally.networkErrors,
+      status500: tally.status500,
+      unavailableWithRetryAfter: tally.unavailableWithRetryAfter,
+      other5xx: tally.other5xx,
+      byStatus: Object.fromEntries([...tally.byStatus].sort(([a], [b]) => a - b)),
+      samples: tally.samples.map((s) => ({ ...s, log: logLinesOf(group, s.requestId) })),
+    };
     return {
-      ...report,
-      kills,
+      ...figures,
+      disruptions,
       replicaStarts: replicas.reduce((n, r) => n + r.starts, 0),
+      leaseMs,
       idempotentRepeats,
       idempotencyMismatches,
-      faultsInjected: faultCount(faultStats.rules, chaosFaultRules(faultRate).length),
+      faultsInjected: fired.faults,
+      nullIdPages: fired.nullIdPages,
+      http,
+      ...replicaLog.figures(),
       durationMs: Date.now() - started,
       finalP50Ms: percentile(finalTimes, 50),
       finalP99Ms: percentile(finalTimes, 99),
       lastFaultToAllFinalMs: allFinalAt === null ? null : allFinalAt - lastFaultAt,
-      breaches: breachesOf({ ...report, idempotencyMismatches }),
+      finalWithinMs,
+      breaches: breachesOf({
+        ...figures,
+        idempotencyMismatches,
+        http500: http.status500,
+        httpOther5xx: http.other5xx,
+      }),
       details,
     };
   } finally {
@@ -267,230 +311,12 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   }
 }
 
-/** Events and listings straight on the sandbox ledger (one per order), buyers funded for what they buy. */
-async function seedMarket(
-  sandbox: SandboxProcess,
-  options: ChaosOptions,
-  rng: () => number,
-): Promise<PlannedOrder[]> {
-  const buyers = Array.from({ length: options.buyers ?? 50 }, (_, i) => `chaos-buyer-${i}`);
-  const addresses = new Map<string, string>();
-  for (const buyer of buyers) addresses.set(buyer, await sandbox.userAddress(buyer));
-  const spend = new Map<string, bigint>();
-  const plan: PlannedOrder[] = [];
-  const events = Math.ceil(options.orders / LISTINGS_PER_EVENT);
-  for (let e = 0; e < events; e++) await sandbox.createEvent(CHAOS_EVENT_BASE + BigInt(e));
-  const indexes = Array.from({ length: options.orders }, (_, i) => i);
-  await mapLimit(indexes, 10, async (i) => {
-    const eventId = CHAOS_EVENT_BASE + BigInt(Math.floor(i / LISTINGS_PER_EVENT));
-    const price = BigInt(1_000_000 + Math.floor(rng() * 99_000_000));
-    const listing = await sandbox.seedListing(eventId, BigInt(i + 1), `chaos-seller-${i % 17}`, price);
-    const buyer = buyers[Math.floor(rng() * buyers.length)];
-    const wrongPrice = rng() < (options.wrongPriceShare ?? 0.03);
-    spend.set(buyer, (spend.get(buyer) ?? 0n) + price);
-    plan[i] = {
-      index: i,
-      key: `chaos-${options.seed}-${i}`,
-      body: {
-        buyer_subject: buyer,
-        buyer_address: addresses.get(buyer) ?? '',
-        event_id: listing.event_id,
-        ticket_id: listing.ticket_id,
-        expected_price_minor: (wrongPrice ? price + 1n : price).toString(),
-      },
-      wrongPrice,
-      repeat: rng() < (options.repeatShare ?? 0.1),
-    };
-  });
-  for (const [buyer, amount] of spend) await sandbox.fund(buyer, amount);
-  return plan;
-}
-
-type AuditFigures = Pick<
-  ChaosReport,
-  | 'seed'
-  | 'orders'
-  | 'accepted'
-  | 'confirmed'
-  | 'rejected'
-  | 'failed'
-  | 'landedWithError'
-  | 'duplicatePurchases'
-  | 'lostOrders'
-  | 'completeWithoutConfirmed'
-  | 'notFinalInTime'
-  | 'notAccepted'
-  | 'ledgerWithoutOrder'
-  | 'outcomes'
->;
-
-/**
- * The audit, against the sandbox ledger (the truth) rather than the service's own records:
- * - duplicate purchases: confirmed accept_offer_v2 transactions beyond the first per listing, and per
- *   upstream idempotency key;
- * - lost orders: accepted (202) but unknown to every replica (404) or never answering;
- * - complete without `confirmed`: the order says confirmed but its ledger transaction is not a confirmed
- *   purchase of that listing by that buyer;
- * - ledger without order: the ledger moved a listing (confirmed) whose order does not say confirmed, or a
- *   wrong-price order had anything signed;
- * - not final in time: final_at missing, or later than `finalWithinMs` after the last fault.
- */
-export function audit(input: {
-  seed: string;
-  records: readonly OrderRecord[];
-  views: ReadonlyMap<string, OrderView | null | undefined>;
-  ledger: readonly LedgerTransaction[];
-  lastFaultAt: number;
-  finalWithinMs: number;
-  note: (line: string) => void;
-}): AuditFigures {
-  const { records, views, ledger, note } = input;
-  const byListing = new Map<string, LedgerTransaction[]>();
-  const confirmedByKey = new Map<string, number>();
-  const byId = new Map<string, LedgerTransaction>();
-  for (const tx of ledger) {
-    byId.set(tx.custodialTransactionId, tx);
-    for (const item of tx.items) {
-      const k = listingKey(item.event_id, item.ticket_id);
-      byListing.set(k, [...(byListing.get(k) ?? []), tx]);
-    }
-    if (tx.state === 'confirmed')
-      confirmedByKey.set(tx.idempotencyKey, (confirmedByKey.get(tx.idempotencyKey) ?? 0) + 1);
-  }
-  let duplicatePurchases = 0;
-  for (const count of confirmedByKey.values()) duplicatePurchases += Math.max(0, count - 1);
-
-  const figures: AuditFigures = {
-    seed: input.seed,
-    orders: records.length,
-    accepted: 0,
-    confirmed: 0,
-    rejected: 0,
-    failed: 0,
-    landedWithError: 0,
-    duplicatePurchases: 0,
-    lostOrders: 0,
-    completeWithoutConfirmed: 0,
-    notFinalInTime: 0,
-    notAccepted: 0,
-    ledgerWithoutOrder: 0,
-    outcomes: {},
-  };
-  for (const record of records) {
-    const { planned } = record;
-    const k = listingKey(planned.body.event_id, planned.body.ticket_id);
-    const txs = byListing.get(k) ?? [];
-    const confirmedTxs = txs.filter((t) => t.state === 'confirmed');
-    if (confirmedTxs.length > 1) {
-      duplicatePurchases += confirmedTxs.length - 1;
-      note(`listing ${k}: ${confirmedTxs.length} confirmed purchases`);
-    }
-    if (!record.accepted) {
-      figures.notAccepted++;
-      if (confirmedTxs.length > 0) {
-        figures.ledgerWithoutOrder++;
-        note(`listing ${k}: purchased, but its order was never accepted`);
-      }
-      continue;
-    }
-    figures.accepted++;
-    const view = views.get(record.accepted.id);
-    if (!view) {
-      figures.lostOrders++;
-      note(`order ${record.accepted.id} (${planned.key}): ${view === null ? '404' : 'no answer'}`);
-      continue;
-    }
-    const outcome = `${view.state}${view.failure ? `/${view.failure.code}` : ''}${planned.wrongPrice ? ' (wrong price sent)' : ''}`;
-    figures.outcomes[outcome] = (figures.outcomes[outcome] ?? 0) + 1;
-    if (view.state === 'confirmed') figures.confirmed++;
-    else if (view.state === 'rejected') figures.rejected++;
-    else if (view.state === 'failed') figures.failed++;
-    else if (view.state === 'landed_with_error') figures.landedWithError++;
-
-    if (!view.final_at || Date.parse(view.final_at) > input.lastFaultAt + input.finalWithinMs) {
-      figures.notFinalInTime++;
-      note(`order ${view.id}: ${view.state}, final_at ${view.final_at ?? 'none'}`);
-    }
-    if (view.state === 'confirmed') {
-      const tx = byId.get(view.transaction?.custodial_transaction_id ?? '');
-      const ok =
-        tx !== undefined &&
-        tx.state === 'confirmed' &&
-        tx.subject === planned.body.buyer_subject &&
-        tx.items.some((i) => listingKey(i.event_id, i.ticket_id) === k);
-      if (!ok) {
-        figures.completeWithoutConfirmed++;
-        note(`order ${view.id}: confirmed, ledger transaction ${tx ? tx.state : 'missing'}`);
-      }
-    } else if (confirmedTxs.length > 0) {
-      figures.ledgerWithoutOrder++;
-      note(`order ${view.id}: ${view.state}, but the ledger confirmed a purchase of ${k}`);
-    }
-    if (planned.wrongPrice && (view.state !== 'rejected' || txs.length > 0)) {
-      figures.ledgerWithoutOrder++;
-      note(`order ${view.id}: wrong price, state ${view.state}, ${txs.length} signed transactions`);
-    }
-  }
-  figures.duplicatePurchases = duplicatePurchases;
-  return figures;
-}
-
-function listingKey(eventId: string, ticketId: string): string {
-  return `${eventId}/${ticketId}`;
-}
-
-function breachesOf(r: AuditFigures & { idempotencyMismatches: number }): string[] {
-  const checks: [string, number][] = [
-    ['duplicate purchases', r.duplicatePurchases],
-    ['lost orders', r.lostOrders],
-    ['orders complete without a confirmed ledger transaction', r.completeWithoutConfirmed],
-    ['orders not final within the bound after the last fault', r.notFinalInTime],
-    ['orders never accepted', r.notAccepted],
-    ['idempotent repeats that did not replay the same order', r.idempotencyMismatches],
-    ['ledger purchases the order does not show', r.ledgerWithoutOrder],
-  ];
-  return checks.filter(([, n]) => n !== 0).map(([what, n]) => `${what}: ${n}`);
-}
-
-function faultCount(rules: { times?: number }[], total: number): number {
-  const left = rules.reduce((n, r) => n + (r.times ?? FAULT_BUDGET), 0);
-  return total * FAULT_BUDGET - left;
-}
-
-/** Runs `fn` over `items` with at most `limit` at a time. */
-export async function mapLimit<T>(
-  items: readonly T[],
-  limit: number,
-  fn: (item: T, index: number) => Promise<void>,
-): Promise<void> {
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(limit, items.length) }, async () => {
-      while (next < items.length) {
-        const i = next++;
-        await fn(items[i], i);
-      }
-    }),
-  );
-}
-
-export function formatChaosReport(r: ChaosReport): string {
-  const lines = [
-    `chaos seed=${r.seed}: ${r.orders} orders, ${r.kills} kill -9 restarts (${r.replicaStarts} replica starts), ${r.faultsInjected} faults injected, ${(r.durationMs / 1000).toFixed(1)} s`,
-    `  accepted ${r.accepted}: confirmed ${r.confirmed}, rejected ${r.rejected}, failed ${r.failed}, landed_with_error ${r.landedWithError}; ${r.idempotentRepeats} idempotent repeats`,
-    `  time to final while running: p50 ${r.finalP50Ms} ms, p99 ${r.finalP99Ms} ms; last fault → all final: ${r.lastFaultToAllFinalMs === null ? 'NOT REACHED' : `${r.lastFaultToAllFinalMs} ms`}`,
-    `  outcomes: ${Object.entries(r.outcomes)
-      .map(([k, n]) => `${k} ${n}`)
-      .join(', ')}`,
-    `  duplicate purchases:                 ${r.duplicatePurchases}`,
-    `  lost orders:                         ${r.lostOrders}`,
-    `  complete without confirmed:          ${r.completeWithoutConfirmed}`,
-    `  not final within 60 s of last fault: ${r.notFinalInTime}`,
-    `  never accepted:                      ${r.notAccepted}`,
-    `  idempotency mismatches:              ${r.idempotencyMismatches}`,
-    `  ledger purchases the order misses:   ${r.ledgerWithoutOrder}`,
-    r.breaches.length === 0 ? 'PASS: no breach' : `FAIL: ${r.breaches.join('; ')}`,
-    ...r.details.map((d) => `  - ${d}`),
-  ];
-  return lines.join('\n');
+/** The replicas' log lines that name `requestId` (at most 5, each cut to 500 characters). */
+function logLinesOf(group: ProcessGroup, requestId: string): string[] {
+  return group
+    .started()
+    .flatMap((p) => p.output().split('\n'))
+    .filter((line) => line.includes(`"${requestId}"`))
+    .slice(0, 5)
+    .map((line) => line.slice(0, 500));
 }

@@ -43,6 +43,13 @@ export async function freePort(): Promise<number> {
  */
 export class ProcessGroup {
   private readonly live = new Set<Managed>();
+  private readonly everStarted: Managed[] = [];
+  private readonly lineWatchers: ((process: string, line: string) => void)[] = [];
+
+  /** `fn` sees every whole line any process started from now on prints (stdout and stderr). */
+  watchLines(fn: (process: string, line: string) => void): void {
+    this.lineWatchers.push(fn);
+  }
 
   spawn(name: string, args: string[], env: Record<string, string>): Managed {
     const child = spawn(process.execPath, args, {
@@ -51,8 +58,16 @@ export class ProcessGroup {
     });
     if (child.pid === undefined) throw new Error(`${name}: could not be started`);
     const tail = new Tail();
-    child.stdout?.on('data', (c: Buffer) => tail.push(c));
-    child.stderr?.on('data', (c: Buffer) => tail.push(c));
+    for (const stream of [child.stdout, child.stderr]) {
+      let partial = '';
+      stream?.on('data', (c: Buffer) => {
+        tail.push(c);
+        if (this.lineWatchers.length === 0) return;
+        const lines = (partial + c.toString()).split('\n');
+        partial = (lines.pop() ?? '').slice(-65_536);
+        for (const line of lines) for (const watch of this.lineWatchers) watch(name, line);
+      });
+    }
     const managed: Managed = {
       name,
       child,
@@ -61,8 +76,14 @@ export class ProcessGroup {
       exited: () => child.exitCode !== null || child.signalCode !== null,
     };
     this.live.add(managed);
+    this.everStarted.push(managed);
     child.once('exit', () => this.live.delete(managed));
     return managed;
+  }
+
+  /** Every process started so far, exited ones included (their output stays readable for a report). */
+  started(): readonly Managed[] {
+    return this.everStarted;
   }
 
   /** `kill -9` of one process; resolves once it is gone (bounded). */
@@ -75,6 +96,8 @@ export class ProcessGroup {
   async stop(proc: Managed, graceMs = 10_000): Promise<void> {
     if (proc.exited()) return;
     process.kill(proc.pid, 'SIGTERM');
+    // A process stopped by SIGSTOP (a frozen replica) acts on SIGTERM only once it runs again.
+    process.kill(proc.pid, 'SIGCONT');
     try {
       await waitForExit(proc, graceMs);
     } catch {

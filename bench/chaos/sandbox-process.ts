@@ -22,6 +22,8 @@ export interface LedgerTransaction {
   subject: string;
   idempotencyKey: string;
   items: { event_id: string; ticket_id: string }[];
+  /** Sandbox time a confirmed or landed_with_error transaction landed; null otherwise. */
+  landedAtMs: number | null;
 }
 
 export interface SeededListing {

@@ -8,6 +8,8 @@ import { freePort, waitUntilHealthy, type Managed, type ProcessGroup } from './p
 export class ServiceReplica {
   proc: Managed | null = null;
   starts = 0;
+  /** Between freeze() and resume(). */
+  frozen = false;
   /** How long the last start() took until healthy (ms). */
   lastStartMs = 0;
 
@@ -60,6 +62,23 @@ export class ServiceReplica {
 
   async kill9(): Promise<void> {
     if (this.proc) await this.group.kill9(this.proc);
+    this.frozen = false;
+  }
+
+  /**
+   * SIGSTOP: the process keeps its sockets and database connections but runs nothing (a long GC pause, a
+   * stalled VM) until resume(); its leases run out meanwhile and the other replica takes its work over.
+   */
+  freeze(): void {
+    if (!this.up || !this.proc) throw new Error(`${this.name} is not running`);
+    process.kill(this.proc.pid, 'SIGSTOP');
+    this.frozen = true;
+  }
+
+  /** SIGCONT after freeze(); a no-op when it is not frozen or has exited since. */
+  resume(): void {
+    if (this.frozen && this.up && this.proc) process.kill(this.proc.pid, 'SIGCONT');
+    this.frozen = false;
   }
 
   async stop(): Promise<void> {

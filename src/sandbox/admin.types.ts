@@ -56,4 +56,9 @@ export interface LedgerTransactionView extends TransactionView {
   items: { event_id: string; ticket_id: string }[];
   signedAtMs: number;
   submittedAtMs: number | null;
+  /**
+   * Sandbox time at which a `confirmed` or `landed_with_error` transaction landed (a confirmed purchase's
+   * listing is gone from the indexer from then on); null while signed, processing, or once expired.
+   */
+  landedAtMs: number | null;
 }

@@ -208,6 +208,8 @@ export class SandboxAdmin {
         })),
         signedAtMs: record.signedAtMs,
         submittedAtMs: record.submittedAtMs ?? null,
+        // A landed record's last update is its landing (settle() stamps the due time, not the time of asking).
+        landedAtMs: state === 'confirmed' || state === 'landed_with_error' ? record.updatedAtMs : null,
       });
     }
     return views;

@@ -157,6 +157,41 @@ describe('sandbox submission and landing', () => {
     expect(lost.failureReason).toMatch(/listing not found/);
   });
 
+  it('says in the ledger listing when each transaction landed (the moment its listing left the indexer)', async () => {
+    const listing = await freshListing();
+    const a = await signPurchase(listing, 'timed-a');
+    const b = await signPurchase(listing, 'timed-b');
+    const signedOnly = await signPurchase(await freshListing(), 'timed-c');
+    const submittedAt = sut.admin.stats().nowMs;
+    await submit(a.signedTransaction);
+    sut.admin.advanceTime(500);
+    await submit(b.signedTransaction);
+    const byId = async (): Promise<Map<string, Record<string, unknown>>> => {
+      const { items } = (
+        await sut.request('GET', '/__sandbox/transactions', {
+          key: null,
+          headers: { 'x-sandbox-admin-key': sut.admin.adminKey },
+        })
+      ).json() as { items: Record<string, unknown>[] };
+      return new Map(items.map((t) => [t.custodialTransactionId as string, t]));
+    };
+    const processing = await byId();
+    expect(processing.get(a.custodialTransactionId)).toMatchObject({ state: 'processing', landedAtMs: null });
+    expect(processing.get(signedOnly.custodialTransactionId)).toMatchObject({ landedAtMs: null });
+    sut.admin.advanceTime(5000);
+    const landed = await byId();
+    // Landing time is the sandbox clock's, when the transaction took effect, not when it was next asked about.
+    expect(landed.get(a.custodialTransactionId)).toMatchObject({
+      state: 'confirmed',
+      landedAtMs: submittedAt + 2000,
+    });
+    expect(landed.get(b.custodialTransactionId)).toMatchObject({
+      state: 'landed_with_error',
+      landedAtMs: submittedAt + 2500,
+    });
+    expect(landed.get(signedOnly.custodialTransactionId)).toMatchObject({ landedAtMs: null });
+  });
+
   it('lands with an error on a stale permit_version', async () => {
     const listing = await freshListing();
     const res = await sut.sign(
