@@ -4,6 +4,7 @@ import { ApiBearerAuth, ApiSecurity } from '@nestjs/swagger';
 import { ApiErrorResponse } from '../common/openapi';
 import type { AuthConfig } from '../config/auth.config';
 import type { Scope } from './scopes';
+import type { SubjectDeclaration } from './subject-binding';
 
 /** Boolean AuthConfig switches a route can be opened by. */
 export type PublicSwitch = 'METRICS_PUBLIC';
@@ -15,7 +16,7 @@ export type PublicSwitch = 'METRICS_PUBLIC';
 export type AccessPolicy =
   | { kind: 'public' }
   | { kind: 'authenticated' }
-  | { kind: 'scope'; scope: Scope }
+  | { kind: 'scope'; scope: Scope; subject?: SubjectDeclaration }
   | { kind: 'public-if'; flag: PublicSwitch; otherwise: Scope };
 
 export const ACCESS_POLICY = 'bff:access-policy';
@@ -33,8 +34,13 @@ function documented(when = ''): MethodDecorator & ClassDecorator {
   );
 }
 
-function forbidden(scope: Scope, when = ''): MethodDecorator & ClassDecorator {
-  return ApiErrorResponse(403, `FORBIDDEN: the key lacks the ${scope} scope${when}`);
+function forbidden(scope: Scope, when = '', subject?: SubjectDeclaration): MethodDecorator & ClassDecorator {
+  const bound = subject
+    ? `; SUBJECT_NOT_ALLOWED: the key is bound to subjects and the ${subject.wallet} subject in ` +
+      `${subject.in === 'path' ? 'path parameter' : 'body field'} \`${subject.field}\` is outside its ` +
+      `binding (details: \`{ "field": "${subject.field}" }\`)`
+    : '';
+  return ApiErrorResponse(403, `FORBIDDEN: the key lacks the ${scope} scope${when}${bound}`);
 }
 
 /** No key needed (health probes). */
@@ -50,12 +56,21 @@ export function Authenticated(): MethodDecorator & ClassDecorator {
   );
 }
 
-/** A valid key holding `scope` (or `admin`, which implies every scope); else 403 naming the scope. */
-export function RequireScope(scope: Scope): MethodDecorator & ClassDecorator {
+/**
+ * A valid key holding `scope` (or `admin`, which implies every scope); else 403 naming the scope.
+ * `subject`: the route acts for the custodial wallet of the subject named there, so a key bound to
+ * subjects must be bound to that one (else 403 SUBJECT_NOT_ALLOWED naming the field). Every route that
+ * takes a subject declares it here; a test walks the OpenAPI document and fails on one that does not.
+ */
+export function RequireScope(scope: Scope, subject?: SubjectDeclaration): MethodDecorator & ClassDecorator {
   return applyDecorators(
-    SetMetadata(ACCESS_POLICY, { kind: 'scope', scope } satisfies AccessPolicy),
+    SetMetadata(ACCESS_POLICY, {
+      kind: 'scope',
+      scope,
+      ...(subject ? { subject } : {}),
+    } satisfies AccessPolicy),
     documented(),
-    forbidden(scope),
+    forbidden(scope, '', subject),
   );
 }
 

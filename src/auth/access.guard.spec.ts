@@ -9,12 +9,15 @@ import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import type { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { VerifyResult } from './api-clients.service';
 import type { Scope } from './scopes';
+import type { SubjectBinding } from './subject-binding';
 
 class Routes {
   @Public() open(): void {}
   @Authenticated() me(): void {}
   @RequireScope('orders:write') checkout(): void {}
   @PublicIf('METRICS_PUBLIC', 'admin') metrics(): void {}
+  @RequireScope('orders:write', { wallet: 'user', in: 'body', field: 'buyer_subject' }) buy(): void {}
+  @RequireScope('transactions:write', { wallet: 'integrator', in: 'path', field: 'subject' }) sign(): void {}
   undeclared(): void {}
 }
 
@@ -31,13 +34,26 @@ interface FakeRequest {
   clientContext?: unknown;
   rateLimitBucket?: unknown;
   routeOptions: { url: string };
+  params?: unknown;
+  body?: unknown;
   /** Node's raw header list, as Fastify's `request.raw` carries it. */
   raw: { rawHeaders: string[] };
 }
 
-function contextFor(controller: object, method: string, headers: Record<string, string>) {
+function contextFor(
+  controller: object,
+  method: string,
+  headers: Record<string, string>,
+  input: { params?: unknown; body?: unknown } = {},
+) {
   const rawHeaders = Object.entries(headers).flat();
-  const request: FakeRequest = { id: 'req-1', headers, routeOptions: { url: '/x' }, raw: { rawHeaders } };
+  const request: FakeRequest = {
+    id: 'req-1',
+    headers,
+    routeOptions: { url: '/x' },
+    raw: { rawHeaders },
+    ...input,
+  };
   const reply = { header: vi.fn<(name: string, value: string) => unknown>() };
   const ctx = {
     getHandler: () => (controller as { prototype: Record<string, unknown> }).prototype[method],
@@ -57,11 +73,12 @@ function guard(result: VerifyResult, env: Record<string, string> = {}) {
   return { sut, authenticate };
 }
 
-const ok = (scopes: Scope[]): VerifyResult => ({
+const ok = (scopes: Scope[], binding: SubjectBinding | null = null): VerifyResult => ({
   ok: true,
-  client: { id: 'c1', name: 'client one', scopes },
+  client: { id: 'c1', name: 'client one', scopes, binding },
 });
 const KEY = { authorization: 'Bearer trb_live_whatever' };
+const buyer = (buyer_subject: unknown) => ({ body: { buyer_subject } });
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
   const error = await promise.then(
@@ -114,7 +131,12 @@ describe(AccessGuard.name, () => {
     const { ctx, request } = contextFor(Routes, 'checkout', KEY);
     expect(await sut.canActivate(ctx)).toBe(true);
     expect(request.apiClient).toEqual({ id: 'c1', name: 'client one' });
-    expect(request.clientContext).toEqual({ id: 'c1', name: 'client one', scopes: ['orders:write'] });
+    expect(request.clientContext).toEqual({
+      id: 'c1',
+      name: 'client one',
+      scopes: ['orders:write'],
+      binding: null,
+    });
     expect(request.rateLimitBucket).toBe('orders:write');
     const me = contextFor(Routes, 'me', KEY);
     await sut.canActivate(me.ctx);
@@ -130,6 +152,37 @@ describe(AccessGuard.name, () => {
     expect(await reader.canActivate(contextFor(ClassLevel, 'browse', KEY).ctx)).toBe(true);
     const admin = guard(ok(['admin'])).sut;
     expect(await admin.canActivate(contextFor(Routes, 'checkout', KEY).ctx)).toBe(true);
+  });
+
+  it('a bound key naming a subject outside its binding is 403 SUBJECT_NOT_ALLOWED naming the field, never the subject', async () => {
+    const binding = { userSubjects: ['acme-*'], integratorSubjects: ['acme'] };
+    const { sut } = guard(ok(['orders:write', 'transactions:write'], binding));
+    const buy = await rejection(
+      sut.canActivate(contextFor(Routes, 'buy', KEY, { body: { buyer_subject: 'mallory' } }).ctx),
+    );
+    expect([buy.code, buy.details]).toEqual(['SUBJECT_NOT_ALLOWED', { field: 'buyer_subject' }]);
+    expect(buy.message).toContain('buyer_subject');
+    expect(buy.message).not.toContain('mallory');
+    const sign = await rejection(
+      sut.canActivate(contextFor(Routes, 'sign', KEY, { params: { subject: 'acme-1' } }).ctx),
+    );
+    expect([sign.code, sign.details]).toEqual(['SUBJECT_NOT_ALLOWED', { field: 'subject' }]);
+  });
+
+  it('lets a bound key in for its subjects, and an unbound key for any; a mistyped subject is left to validation', async () => {
+    const binding = { userSubjects: ['acme-*'], integratorSubjects: ['acme'] };
+    const bound = guard(ok(['orders:write', 'transactions:write'], binding)).sut;
+    expect(await bound.canActivate(contextFor(Routes, 'buy', KEY, buyer('acme-7')).ctx)).toBe(true);
+    expect(
+      await bound.canActivate(contextFor(Routes, 'sign', KEY, { params: { subject: 'acme' } }).ctx),
+    ).toBe(true);
+    // Not a string (or absent): the validation pipe, which runs after the guard, answers 400 naming it.
+    for (const input of [buyer(42), buyer(['mallory']), { body: {} }, { body: 'text' }, {}])
+      expect(await bound.canActivate(contextFor(Routes, 'buy', KEY, input).ctx)).toBe(true);
+    // Routes that declare no subject are not affected by a binding.
+    expect(await bound.canActivate(contextFor(Routes, 'checkout', KEY, buyer('mallory')).ctx)).toBe(true);
+    const unbound = guard(ok(['orders:write'])).sut;
+    expect(await unbound.canActivate(contextFor(Routes, 'buy', KEY, buyer('mallory')).ctx)).toBe(true);
   });
 
   it('fails closed on a route without a declaration: 401 without a key, 403 with one', async () => {

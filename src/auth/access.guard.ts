@@ -9,11 +9,13 @@ import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import type { AuthFailureReason } from './api-clients.service';
 import { presentedKey } from './authenticated-request';
 import { grants } from './scopes';
+import { assertSubjectAllowed } from './subject-binding';
 
 /**
  * Global guard (APP_GUARD): every controller route is public, key-only or scope-protected by its
  * declaration (`@Public`, `@Authenticated`, `@RequireScope`, `@PublicIf`). A route without one is
- * refused after authentication (fail closed) and logged as a bug.
+ * refused after authentication (fail closed) and logged as a bug. A scope route that declares the subject
+ * it acts for also refuses a key bound to other subjects (subject-binding.ts).
  */
 @Injectable()
 export class AccessGuard implements CanActivate {
@@ -56,6 +58,8 @@ export class AccessGuard implements CanActivate {
         requiredScope: policy.scope,
       });
     }
+    if (policy.kind === 'scope' && policy.subject)
+      assertSubjectAllowed(client.binding, policy.subject, request);
     request.rateLimitBucket = policy.kind === 'scope' ? policy.scope : 'default';
     return true;
   }

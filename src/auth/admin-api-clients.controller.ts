@@ -17,6 +17,7 @@ import {
   CreatedApiClientResponseDto,
 } from './dto/api-client.response.dto';
 import { ListApiClientsQueryDto } from './dto/list-api-clients.query.dto';
+import { SubjectBindingInputDto } from './dto/subject-binding.dto';
 
 /** A malformed id is answered like an unknown one: the caller learns nothing either way. */
 const clientId = new ParseUUIDPipe({
@@ -41,11 +42,16 @@ export class AdminApiClientsController {
   @Post()
   @ApiOperation({ summary: 'Issue a new API key (shown once in this response)' })
   @ApiCreatedResponse({ type: CreatedApiClientResponseDto })
+  @ApiErrorResponse(
+    400,
+    'VALIDATION_FAILED: names the field (a malformed binding pattern, a binding on an admin key)',
+  )
   async create(
     @CurrentClient() caller: ClientContext,
     @Body() body: CreateApiClientDto,
   ): Promise<CreatedApiClientResponseDto> {
-    const issued = await this.clients.issue(body.name, body.scopes, caller.id);
+    const binding = body.binding ? SubjectBindingInputDto.toBinding(body.binding) : null;
+    const issued = await this.clients.issue(body.name, body.scopes, caller.id, binding);
     return Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key });
   }
 

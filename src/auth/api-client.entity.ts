@@ -21,6 +21,13 @@ export class ApiClientEntity {
   @Column({ type: 'text', array: true })
   scopes: Scope[];
 
+  /** Subject binding (subject-binding.ts): both null when the key is unbound, both set when bound. */
+  @Column({ name: 'user_subject_patterns', type: 'text', array: true, nullable: true })
+  userSubjectPatterns: string[] | null;
+
+  @Column({ name: 'integrator_subject_patterns', type: 'text', array: true, nullable: true })
+  integratorSubjectPatterns: string[] | null;
+
   @Column({ name: 'created_by', type: 'uuid', nullable: true })
   createdBy: string | null;
 

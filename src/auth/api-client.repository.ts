@@ -9,6 +9,8 @@ export interface ApiClientCredential {
   scopes: Scope[];
   keyHash: Buffer;
   revokedAt: Date | null;
+  userSubjectPatterns: string[] | null;
+  integratorSubjectPatterns: string[] | null;
 }
 
 export interface NewApiClient {
@@ -17,6 +19,9 @@ export interface NewApiClient {
   keyHash: Buffer;
   scopes: Scope[];
   createdBy: string | null;
+  /** Subject binding: both null or absent for an unbound key. */
+  userSubjectPatterns?: string[] | null;
+  integratorSubjectPatterns?: string[] | null;
 }
 
 export interface ListPosition {
@@ -69,7 +74,15 @@ export class ApiClientRepository {
   async findCredential(keyPrefix: string): Promise<ApiClientCredential | null> {
     return this.rows.findOne({
       where: { keyPrefix },
-      select: { id: true, name: true, scopes: true, keyHash: true, revokedAt: true },
+      select: {
+        id: true,
+        name: true,
+        scopes: true,
+        keyHash: true,
+        revokedAt: true,
+        userSubjectPatterns: true,
+        integratorSubjectPatterns: true,
+      },
     });
   }
 

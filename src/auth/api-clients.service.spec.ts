@@ -104,9 +104,36 @@ describe(ApiClientsService.name, () => {
     expect(client).not.toHaveProperty('keyHash');
     expect(await sut.verify(key)).toEqual({
       ok: true,
-      client: { id: client.id, name: 'alpha', scopes: ['catalog:read'] },
+      client: { id: client.id, name: 'alpha', scopes: ['catalog:read'], binding: null },
     });
   });
+
+  it('stores a binding with the key and returns it on verification; an unbound key verifies with null', async () => {
+    const binding = { userSubjects: ['acme-*', 'solo'], integratorSubjects: [] };
+    const { key, client } = await sut.issue('bound', ['orders:write'], null, binding);
+    expect(client.binding).toEqual(binding);
+    const row = repository.rows.get(key.slice(0, 19));
+    expect([row?.userSubjectPatterns, row?.integratorSubjectPatterns]).toEqual([['acme-*', 'solo'], []]);
+    expect(await sut.verify(key)).toMatchObject({ ok: true, client: { binding } });
+  });
+
+  it.each([
+    ['an admin key', ['admin'], { userSubjects: ['acme-*'], integratorSubjects: [] }],
+    ['a malformed pattern', ['orders:write'], { userSubjects: ['a*b'], integratorSubjects: [] }],
+    ['too many patterns', ['orders:write'], { userSubjects: [], integratorSubjects: Array(101).fill('x') }],
+  ] as const)(
+    'refuses a binding on %s with 400 naming binding, issuing nothing',
+    async (_case, scopes, binding) => {
+      const error = await sut
+        .issue('bound', [...scopes], null, {
+          userSubjects: [...binding.userSubjects],
+          integratorSubjects: [...binding.integratorSubjects],
+        })
+        .catch((e: unknown) => e);
+      expect(error).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'binding' }] });
+      expect(repository.rows.size).toBe(0);
+    },
+  );
 
   it('any mutation of a key fails the checksum or the lookup (fast-check)', async () => {
     const { key } = await sut.issue('alpha', ['admin']);

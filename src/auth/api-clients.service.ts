@@ -1,10 +1,12 @@
 import { AppError } from '../common/app-error';
+import { validationFailed } from '../common/validation';
 import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
 import type { ApiClientRepository, ListPosition } from './api-client.repository';
 import type { ClientContext } from './client-context';
 import type { Scope } from './scopes';
+import { bindingProblem, type SubjectBinding } from './subject-binding';
 
 /** A client as shown to operators: never the key, never its hash. */
 export interface ApiClientView {
@@ -12,6 +14,8 @@ export interface ApiClientView {
   name: string;
   keyPrefix: string;
   scopes: Scope[];
+  /** The subjects the key may act for; null: unbound. */
+  binding: SubjectBinding | null;
   createdBy: string | null;
   createdAt: Date;
   revokedAt: Date | null;
@@ -51,12 +55,22 @@ export function isValidClientName(name: string): boolean {
 const NO_MATCH = Buffer.alloc(32);
 const UNIQUE_VIOLATION = '23505';
 
+/** The binding stored in a row's two pattern columns (both null: unbound). */
+export function bindingOf(row: {
+  userSubjectPatterns: string[] | null;
+  integratorSubjectPatterns: string[] | null;
+}): SubjectBinding | null {
+  if (row.userSubjectPatterns === null || row.integratorSubjectPatterns === null) return null;
+  return { userSubjects: row.userSubjectPatterns, integratorSubjects: row.integratorSubjectPatterns };
+}
+
 export function toView(row: ApiClientEntity): ApiClientView {
   return {
     id: row.id,
     name: row.name,
     keyPrefix: row.keyPrefix,
     scopes: row.scopes,
+    binding: bindingOf(row),
     createdBy: row.createdBy,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
@@ -74,12 +88,23 @@ export class ApiClientsService {
     private readonly pepper: string,
   ) {}
 
-  /** New random key for a new client; the key is returned once and only its hash is stored. */
-  async issue(name: string, scopes: Scope[], createdBy: string | null = null): Promise<IssuedKey> {
+  /**
+   * New random key for a new client; the key is returned once and only its hash is stored. `binding`:
+   * the subjects it may act for (null: unbound); refused (400 naming `binding`) on an admin key or with
+   * a malformed pattern.
+   */
+  async issue(
+    name: string,
+    scopes: Scope[],
+    createdBy: string | null = null,
+    binding: SubjectBinding | null = null,
+  ): Promise<IssuedKey> {
+    const problem = bindingProblem(scopes, binding);
+    if (problem !== undefined) throw validationFailed([{ field: 'binding', problems: [problem] }]);
     for (let attempt = 1; ; attempt++) {
       const key = generateApiKey();
       try {
-        const row = await this.insertKey(key, name, scopes, createdBy);
+        const row = await this.insertKey(key, name, scopes, createdBy, binding);
         return { client: toView(row), key };
       } catch (error) {
         // A lookup-prefix collision (~2^-59 per pair) is retried with a fresh key.
@@ -104,7 +129,7 @@ export class ApiClientsService {
       const same = hashesEqual(hashApiKey(this.pepper, key), existing.keyHash);
       return same ? { status: 'exists', clientId: existing.id } : { status: 'conflict' };
     }
-    const row = await this.insertKey(key, name, scopes, null);
+    const row = await this.insertKey(key, name, scopes, null, null);
     return { status: 'registered', clientId: row.id };
   }
 
@@ -117,7 +142,7 @@ export class ApiClientsService {
     const matches = hashesEqual(hash, row?.keyHash ?? NO_MATCH);
     if (!row || !matches) return { ok: false, reason: 'unknown' };
     if (row.revokedAt) return { ok: false, reason: 'revoked' };
-    return { ok: true, client: { id: row.id, name: row.name, scopes: row.scopes } };
+    return { ok: true, client: { id: row.id, name: row.name, scopes: row.scopes, binding: bindingOf(row) } };
   }
 
   async list(
@@ -148,6 +173,7 @@ export class ApiClientsService {
     name: string,
     scopes: Scope[],
     createdBy: string | null,
+    binding: SubjectBinding | null,
   ): Promise<ApiClientEntity> {
     const parsed = parseApiKey(key);
     if (!parsed) throw new Error('not a well-formed API key');
@@ -157,6 +183,8 @@ export class ApiClientsService {
       keyHash: hashApiKey(this.pepper, key),
       scopes,
       createdBy,
+      userSubjectPatterns: binding?.userSubjects ?? null,
+      integratorSubjectPatterns: binding?.integratorSubjects ?? null,
     });
     // The issuer was revoked after it authenticated (another replica's cache, or a racing request):
     // it is answered like any other revoked key.

@@ -9,7 +9,7 @@ import * as apiKey from './api-key';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { ApiClientsService, VerifyResult } from './api-clients.service';
 
-const CLIENT = { id: 'c1', name: 'one', scopes: ['admin' as const] };
+const CLIENT = { id: 'c1', name: 'one', scopes: ['admin' as const], binding: null };
 
 function setup(ttl: string) {
   let answer: VerifyResult = { ok: true, client: CLIENT };

@@ -13,6 +13,6 @@ export class AuthController {
   @ApiOperation({ summary: 'The calling client: how a caller checks that its key works and what it may do' })
   @ApiOkResponse({ type: MeResponseDto })
   me(@CurrentClient() client: ClientContext): MeResponseDto {
-    return { id: client.id, name: client.name, scopes: client.scopes };
+    return { id: client.id, name: client.name, scopes: client.scopes, binding: client.binding };
   }
 }

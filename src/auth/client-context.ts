@@ -1,11 +1,14 @@
 import { AppError } from '../common/app-error';
 import type { Scope } from './scopes';
+import type { SubjectBinding } from './subject-binding';
 
 /** The authenticated caller, attached to the request by the access guard. */
 export interface ClientContext {
   id: string;
   name: string;
   scopes: Scope[];
+  /** The subjects the key may act for; null: unbound (any subject). */
+  binding: SubjectBinding | null;
 }
 
 /** Anything stored on behalf of a client: orders, transaction records, idempotency keys, keys. */

@@ -31,6 +31,19 @@ describe(runKeysCommand.name, () => {
     expect(result.code).toBe(2);
   });
 
+  it.each([
+    ['a malformed user subject pattern', ['--scopes', 'orders:write', '--user-subject', 'a*b'], 'trailing *'],
+    ['a bound admin key', ['--scopes', 'admin', '--integrator-subject', 'acme'], 'admin key cannot be bound'],
+  ])(
+    'create with %s is a usage error naming the options, before any database work',
+    async (_n, argv, why) => {
+      const result = await run(['create', '--name', 'x', ...argv]);
+      expect(result.code).toBe(2);
+      expect(result.err).toContain('--user-subject/--integrator-subject');
+      expect(result.err).toContain(why);
+    },
+  );
+
   it('prints usage on --help', async () => {
     const result = await run(['--help']);
     expect([result.code, result.out]).toEqual([0, KEYS_USAGE]);

@@ -11,6 +11,7 @@ import { ApiClientRepository, type ListPosition } from './api-client.repository'
 import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
 import { ApiClientResponseDto } from './dto/api-client.response.dto';
 import { parseScopeList, SCOPES } from './scopes';
+import { bindingProblem, describeBinding, type SubjectBinding } from './subject-binding';
 
 export interface KeysIo {
   out(text: string): void;
@@ -19,11 +20,16 @@ export interface KeysIo {
 
 export const KEYS_USAGE = `usage: npm run keys -- <command>
   create --name <name> --scopes <scope,...> [--json]   issue a key (printed once, never stored)
+         [--user-subject <pattern>]...                  bind it: the user subjects it may act for
+         [--integrator-subject <pattern>]...            bind it: the integrator subjects it may sign as
   list [--json]                                         every client, no secrets
   revoke <id>                                           revoke a client and every key it issued (401 within API_KEY_CACHE_TTL_MS, default 2 s)
   generate                                              print a new well-formed key, store nothing
                                                         (for BFF_BOOTSTRAP_API_KEY)
-scopes: ${SCOPES.join(', ')} (admin implies all)`;
+scopes: ${SCOPES.join(', ')} (admin implies all)
+patterns: an exact subject, or a prefix ending in one * (acme-*); * alone: every subject of that kind.
+  With either option the key is bound (the other list empty unless given); without both it is unbound
+  (any subject). An admin key cannot be bound.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -31,12 +37,13 @@ class UsageError extends Error {}
 
 function table(views: ApiClientView[]): string {
   const rows = [
-    ['ID', 'NAME', 'KEY PREFIX', 'SCOPES', 'CREATED', 'REVOKED', 'LAST USED'],
+    ['ID', 'NAME', 'KEY PREFIX', 'SCOPES', 'BINDING', 'CREATED', 'REVOKED', 'LAST USED'],
     ...views.map((v) => [
       v.id,
       v.name,
       v.keyPrefix,
       v.scopes.join(','),
+      describeBinding(v.binding),
       v.createdAt.toISOString(),
       v.revokedAt?.toISOString() ?? '-',
       v.lastUsedAt?.toISOString() ?? '-',
@@ -87,6 +94,12 @@ async function listAll(service: ApiClientsService): Promise<ApiClientView[]> {
   }
 }
 
+/** The binding the create options ask for: either option binds the key; neither leaves it unbound. */
+function bindingOption(user: string[] | undefined, integrator: string[] | undefined): SubjectBinding | null {
+  if (user === undefined && integrator === undefined) return null;
+  return { userSubjects: [...new Set(user ?? [])], integratorSubjects: [...new Set(integrator ?? [])] };
+}
+
 async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<number> {
   const { values, positionals } = parseArgs({
     args: argv,
@@ -95,6 +108,8 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
     options: {
       name: { type: 'string' },
       scopes: { type: 'string' },
+      'user-subject': { type: 'string', multiple: true },
+      'integrator-subject': { type: 'string', multiple: true },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -117,12 +132,16 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
       } catch (error) {
         throw new UsageError(`--scopes: ${(error as Error).message}`);
       }
-      const issued = await withService(env, (service) => service.issue(name, scopes));
+      const binding = bindingOption(values['user-subject'], values['integrator-subject']);
+      const problem = bindingProblem(scopes, binding);
+      if (problem !== undefined) throw new UsageError(`--user-subject/--integrator-subject: ${problem}`);
+      const issued = await withService(env, (service) => service.issue(name, scopes, null, binding));
       if (values.json) {
         io.out(JSON.stringify(Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key })));
       } else {
         io.out(
           `created API client ${issued.client.id} (${issued.client.name}), scopes: ${issued.client.scopes.join(', ')}\n` +
+            `binding: ${issued.client.binding ? describeBinding(issued.client.binding) : 'none (any subject)'}\n` +
             `key (shown only this once, it cannot be retrieved later):\n${issued.key}`,
         );
       }

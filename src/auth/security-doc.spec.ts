@@ -1,5 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { RequestMethod } from '@nestjs/common';
+import { METHOD_METADATA, PATH_METADATA } from '@nestjs/common/constants';
 import { describe, expect, it } from 'vitest';
+import { CheckoutController } from '../checkout/checkout.controller';
+import { SellingController } from '../listings/selling.controller';
+import { TransactionsController } from '../transactions/transactions.controller';
+import { ACCESS_POLICY, type AccessPolicy } from './access.decorators';
 
 const DOC = 'docs/SECURITY.md';
 
@@ -33,6 +39,28 @@ function titlePatterns(source: string): RegExp[] {
   });
 }
 
+/** `POST /v1/orders → body buyer_subject (user)` for every handler of these controllers that declares a subject. */
+function declaredSubjects(controllers: (new (...args: never[]) => unknown)[]): string[] {
+  const out: string[] = [];
+  for (const controller of controllers) {
+    const base = Reflect.getMetadata(PATH_METADATA, controller) as string;
+    const proto = controller.prototype as Record<string, unknown>;
+    for (const name of Object.getOwnPropertyNames(proto)) {
+      const handler = proto[name];
+      if (typeof handler !== 'function') continue;
+      const policy = Reflect.getMetadata(ACCESS_POLICY, handler) as AccessPolicy | undefined;
+      if (policy?.kind !== 'scope' || !policy.subject) continue;
+      const method = RequestMethod[Reflect.getMetadata(METHOD_METADATA, handler) as RequestMethod];
+      const path = `/${base}/${Reflect.getMetadata(PATH_METADATA, handler) as string}`
+        .replace(/\/+$/, '')
+        .replace(/:(\w+)/g, (_m, p: string) => `{${p.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`)}}`);
+      const { in: where, field, wallet } = policy.subject;
+      out.push(`${method} ${path} → ${where} ${field} (${wallet})`);
+    }
+  }
+  return out.sort();
+}
+
 describe(DOC, () => {
   const doc = readFileSync(DOC, 'utf8');
 
@@ -54,5 +82,16 @@ describe(DOC, () => {
       expect(row, `API${n} row`).toBeDefined();
       expect(row, `API${n} cites no test`).toMatch(/`(?:src|test)\/[^`]+\.ts`/);
     }
+  });
+
+  it('lists in its subject-bindings table exactly the routes that declare a subject, where and of which wallet', () => {
+    const section = doc.slice(doc.indexOf('### Subject bindings'), doc.indexOf('## Pagination cursors'));
+    const documented = [
+      ...section.matchAll(/^\| `(\w+) ([^`]+)`[^|]*\|[^|]*\| (body|path) `(\w+)` \((\w+)\)/gm),
+    ].map(([, method, path, where, field, wallet]) => `${method} ${path} → ${where} ${field} (${wallet})`);
+    expect(documented.sort()).toEqual(
+      declaredSubjects([CheckoutController, SellingController, TransactionsController]),
+    );
+    expect(documented).toHaveLength(5);
   });
 });

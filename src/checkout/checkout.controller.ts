@@ -17,7 +17,7 @@ export class CheckoutController {
   constructor(private readonly checkout: CheckoutService) {}
 
   @Post()
-  @RequireScope('orders:write')
+  @RequireScope('orders:write', { wallet: 'user', in: 'body', field: 'buyer_subject' })
   @ApiOperation({ summary: 'Place an order for a listing at the price the buyer saw; 202 with the order' })
   @ApiHeader({
     name: 'Idempotency-Key',

@@ -178,7 +178,8 @@ export class CheckoutService implements OnModuleInit {
       const found = await this.repo.findByKey(clientId, idempotencyKey);
       return { items: found ? [await this.view(found)] : [], next_cursor: null };
     }
-    const binding = { sort: 'created_desc', filters: {} };
+    // Bound to the client too: another client's cursor is the same 400 as a forged one.
+    const binding = { sort: 'created_desc', filters: { client: clientId } };
     let after: string | null = null;
     if (cursor !== undefined) {
       const [id] = this.cursors.decode(cursor, binding);

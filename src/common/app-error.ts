@@ -7,6 +7,8 @@ export const ERROR_HTTP_STATUS = {
   BAD_REQUEST: 400,
   UNAUTHORIZED: 401,
   FORBIDDEN: 403,
+  /** A key bound to subjects named another one (details: `{ field }`; docs/SECURITY.md, subject bindings). */
+  SUBJECT_NOT_ALLOWED: 403,
   NOT_FOUND: 404,
   GONE: 410,
   METHOD_NOT_ALLOWED: 405,

@@ -21,6 +21,7 @@ const ERROR_SCHEMA = {
         details: {
           description:
             'VALIDATION_FAILED: one entry per offending field; FORBIDDEN: `{ requiredScope }`; ' +
+            "SUBJECT_NOT_ALLOWED: `{ field }` naming the subject outside the key's binding; " +
             'SERVICE_UNAVAILABLE (readiness): the check report',
           example: [{ field: 'limit', problems: ['limit must not be greater than 500'] }],
         },

@@ -17,6 +17,7 @@ import { AddOrdersLeaseToken1795732119064 } from '../../migrations/1795732119064
 import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1795732119471-AddLedgerTransactionsLeaseToken';
 import { AddOrdersAttemptKeys1795743050884 } from '../../migrations/1795743050884-AddOrdersAttemptKeys';
 import { AddLedgerTransactionsOnFinalAttempts1795743618339 } from '../../migrations/1795743618339-AddLedgerTransactionsOnFinalAttempts';
+import { AddApiClientsSubjectBinding1795744217137 } from '../../migrations/1795744217137-AddApiClientsSubjectBinding';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -42,4 +43,5 @@ export const MIGRATIONS = [
   AddLedgerTransactionsLeaseToken1795732119471,
   AddOrdersAttemptKeys1795743050884,
   AddLedgerTransactionsOnFinalAttempts1795743618339,
+  AddApiClientsSubjectBinding1795744217137,
 ];

@@ -16,6 +16,9 @@ const IDEMPOTENCY = ApiHeader({
   description: '1..255 visible ASCII characters; scoped to the calling client. Reuse it on every retry.',
 });
 
+/** Both routes act for the seller's custodial user wallet: a bound key must be bound to that subject. */
+const SELLER = { wallet: 'user', in: 'body', field: 'seller_subject' } as const;
+
 async function answer(reply: FastifyReply, { record, replayed }: SellingOutcome): Promise<void> {
   if (replayed) void reply.header('idempotent-replayed', 'true');
   await reply.status(202).send(toTransactionResponse(record));
@@ -28,7 +31,7 @@ export class SellingController {
   constructor(private readonly selling: SellingService) {}
 
   @Post()
-  @RequireScope('listings:write')
+  @RequireScope('listings:write', SELLER)
   @ApiOperation({
     summary: 'List a ticket (list_ticket_v2): sign, submit, track; 202 with the transaction record',
   })
@@ -50,7 +53,7 @@ export class SellingController {
   }
 
   @Post(':eventId/:ticketId/cancel')
-  @RequireScope('listings:write')
+  @RequireScope('listings:write', SELLER)
   @ApiOperation({
     summary: 'Cancel a listing (cancel_listing_v1) through the seller wallet; 202 with the record',
   })

@@ -34,7 +34,8 @@ export const IDEMPOTENCY_HEADER = ApiHeader({
 function SignRoute(kind: WalletKind): MethodDecorator {
   return (target, key, descriptor) => {
     for (const decorate of [
-      RequireScope('transactions:write'),
+      // The path's subject is the wallet that signs: a bound key must be bound to it.
+      RequireScope('transactions:write', { wallet: kind, in: 'path', field: 'subject' }),
       ApiOperation({
         summary: `Sign a ${kind} transaction through the upstream custody (idempotent per Idempotency-Key)`,
       }),

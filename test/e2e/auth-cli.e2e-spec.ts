@@ -89,6 +89,45 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
     expect(waited).toBeLessThanOrEqual(5000);
   });
 
+  it('create --user-subject/--integrator-subject issues a bound key: refused outside its subjects, listed with its binding', async () => {
+    const created = await keysCli(
+      [
+        'create',
+        '--name',
+        'cli-bound',
+        '--scopes',
+        'transactions:write',
+        '--user-subject',
+        'acme-*',
+        '--user-subject',
+        'solo',
+      ],
+      env,
+    );
+    expect(created.stderr).toBe('');
+    expect(created.code).toBe(0);
+    expect(created.stdout).toContain('binding: users: acme-*, solo; integrators: (none)');
+    const key = keyIn(created.stdout);
+    const binding = { userSubjects: ['acme-*', 'solo'], integratorSubjects: [] };
+    const me = await http().get('/v1/me').set(bearer(key)).expect(200);
+    expect(me.body.binding).toEqual(binding);
+    const refused = await http()
+      .post('/v1/wallets/users/mallory/signatures')
+      .set(bearer(key))
+      .set('idempotency-key', 'cli-bound-1')
+      .send({ platformInstructions: { instruction: 'cancel_listing_v1', params: [{}] } });
+    expect(refused.status).toBe(403);
+    expect(refused.body.error).toMatchObject({ code: 'SUBJECT_NOT_ALLOWED', details: { field: 'subject' } });
+
+    const listed = await keysCli(['list', '--json'], env);
+    const rows = JSON.parse(listed.stdout) as { id: string; binding: unknown }[];
+    expect(rows.find((r) => r.id === me.body.id)?.binding).toEqual(binding);
+    const table = await keysCli(['list'], env);
+    expect(table.stdout.split('\n').find((l) => l.includes(me.body.id as string))).toContain(
+      'users: acme-*, solo; integrators: (none)',
+    );
+  });
+
   it.each([
     ['no command', 2, []],
     ['unknown command', 2, ['destroy']],

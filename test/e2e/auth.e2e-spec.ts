@@ -46,6 +46,7 @@ describe('authentication and authorisation (e2e)', () => {
       id: client.id,
       name: 'marketplace-backend',
       scopes: ['catalog:read', 'orders:write'],
+      binding: null,
     });
     const viaHeader = await http().get('/v1/me').set('x-api-key', client.key).expect(200);
     expect(viaHeader.body).toEqual(viaBearer.body);

@@ -225,6 +225,24 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     await waitFinal(t.app, client.key, mine.body.id);
   });
 
+  it("an orders cursor is bound to its client: another client's presentation is 400 naming cursor", async () => {
+    const orders = [market(t.sandbox, 'cursor-a'), market(t.sandbox, 'cursor-b')];
+    const ids: string[] = [];
+    for (const { listing, buyer } of orders)
+      ids.push((await postOrder(t.app, client.key, key(), orderBody(listing, buyer))).body.id);
+    const first = await getOrder(t.app, client.key, `/v1/orders?limit=1`);
+    const cursor = (first.body as unknown as { next_cursor: string | null }).next_cursor;
+    expect(cursor).toEqual(expect.any(String));
+    // The owner pages on with it.
+    expect((await getOrder(t.app, client.key, `/v1/orders?limit=1&cursor=${cursor}`)).status).toBe(200);
+    const res = await getOrder(t.app, other.key, `/v1/orders?limit=1&cursor=${cursor}`);
+    expect(res.status).toBe(400);
+    const error = (res.body as unknown as { error: { code: string; details: { field: string }[] } }).error;
+    expect(error.code).toBe('VALIDATION_FAILED');
+    expect(error.details.map((d) => d.field)).toEqual(['cursor']);
+    for (const id of ids) await waitFinal(t.app, client.key, id);
+  });
+
   it('long-polls a state change within the bound', async () => {
     const { listing, buyer } = market(t.sandbox, 'poll');
     const created = await postOrder(t.app, client.key, key(), orderBody(listing, buyer));

@@ -97,6 +97,46 @@ describe('OpenAPI document (e2e)', () => {
     expect(problems).toEqual([]);
   });
 
+  it('every route that takes a subject declares it for key bindings, and documents SUBJECT_NOT_ALLOWED naming it', () => {
+    const schemas = (doc.components.schemas ?? {}) as Record<
+      string,
+      { properties?: Record<string, unknown> }
+    >;
+    /** Body fields of an operation (its schema, resolved when it is a reference). */
+    const bodyFields = (op: Operation): string[] => {
+      const body = op.requestBody as
+        | { content?: Record<string, { schema?: { $ref?: string; properties?: Record<string, unknown> } }> }
+        | undefined;
+      const schema = body?.content?.['application/json']?.schema;
+      const resolved = schema?.$ref ? schemas[schema.$ref.split('/').pop() ?? ''] : schema;
+      return Object.keys(resolved?.properties ?? {});
+    };
+    const problems: string[] = [];
+    let declared = 0;
+    for (const route of nestRoutes(t.app)) {
+      const name = `${route.method} ${route.path}`;
+      const op = doc.paths[openApiPath(route)]?.[route.method.toLowerCase()];
+      if (!op) continue;
+      const named = [
+        ...(op.parameters ?? []).filter((p) => p.in === 'path').map((p) => `path ${p.name}`),
+        ...bodyFields(op).map((field) => `body ${field}`),
+      ].filter((input) => /subject/i.test(input));
+      const subject = route.policy?.kind === 'scope' ? route.policy.subject : undefined;
+      const declaredInput = subject ? [`${subject.in} ${subject.field}`] : [];
+      if (JSON.stringify(named) !== JSON.stringify(declaredInput))
+        problems.push(`${name}: takes [${named.join(', ')}], declares [${declaredInput.join(', ')}]`);
+      if (subject) {
+        declared++;
+        const forbidden = op.responses['403']?.description ?? '';
+        if (!forbidden.includes('SUBJECT_NOT_ALLOWED') || !forbidden.includes(`\`${subject.field}\``))
+          problems.push(`${name}: 403 does not document SUBJECT_NOT_ALLOWED naming ${subject.field}`);
+      }
+    }
+    expect(problems).toEqual([]);
+    // Checkout, listing, cancelling, signing as a user and as an integrator.
+    expect(declared).toBe(5);
+  });
+
   it('describes the error shape the filter sends', () => {
     expect(doc.components.schemas).toMatchObject({
       ErrorResponse: {

@@ -1,6 +1,8 @@
 import { ApiProperty } from '@nestjs/swagger';
 import type { ApiClientView } from '../api-clients.service';
 import { SCOPES, type Scope } from '../scopes';
+import type { SubjectBinding } from '../subject-binding';
+import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 /** A client as listed to its issuing admin: never the key, never its hash. */
 export class ApiClientResponseDto {
@@ -18,6 +20,9 @@ export class ApiClientResponseDto {
 
   @ApiProperty({ enum: SCOPES, isArray: true })
   scopes: Scope[];
+
+  @BINDING_RESPONSE_PROPERTY
+  binding: SubjectBinding | null;
 
   @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Admin client that issued it' })
   createdBy: string | null;
@@ -42,6 +47,7 @@ export class ApiClientResponseDto {
       name: view.name,
       keyPrefix: view.keyPrefix,
       scopes: view.scopes,
+      binding: view.binding,
       createdBy: view.createdBy,
       createdAt: view.createdAt.toISOString(),
       revokedAt: view.revokedAt?.toISOString() ?? null,

@@ -1,17 +1,22 @@
-import { ApiProperty } from '@nestjs/swagger';
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import { Type } from 'class-transformer';
 import {
   ArrayMaxSize,
   ArrayMinSize,
   ArrayUnique,
   IsArray,
   IsIn,
+  IsObject,
+  IsOptional,
   IsString,
   Matches,
   MaxLength,
   MinLength,
+  ValidateNested,
 } from 'class-validator';
 import { CLIENT_NAME_MAX_LENGTH, CLIENT_NAME_PATTERN } from '../api-clients.service';
 import { SCOPES, type Scope } from '../scopes';
+import { SubjectBindingInputDto } from './subject-binding.dto';
 
 export class CreateApiClientDto {
   @ApiProperty({ minLength: 1, maxLength: CLIENT_NAME_MAX_LENGTH, example: 'marketplace-backend' })
@@ -35,4 +40,17 @@ export class CreateApiClientDto {
   @ArrayUnique()
   @IsIn(SCOPES, { each: true })
   scopes: Scope[];
+
+  @ApiPropertyOptional({
+    type: SubjectBindingInputDto,
+    nullable: true,
+    description:
+      'Bind the key to subjects: routes that act for a user or integrator subject refuse any other with 403 ' +
+      'SUBJECT_NOT_ALLOWED. Omitted or null: unbound (any subject). Not allowed on an admin key.',
+  })
+  @IsOptional()
+  @IsObject()
+  @ValidateNested()
+  @Type(() => SubjectBindingInputDto)
+  binding?: SubjectBindingInputDto | null;
 }

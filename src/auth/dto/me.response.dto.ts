@@ -1,5 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../scopes';
+import type { SubjectBinding } from '../subject-binding';
+import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 export class MeResponseDto {
   @ApiProperty({ format: 'uuid' })
@@ -10,4 +12,7 @@ export class MeResponseDto {
 
   @ApiProperty({ enum: SCOPES, isArray: true, example: ['catalog:read', 'orders:write'] })
   scopes: Scope[];
+
+  @BINDING_RESPONSE_PROPERTY
+  binding: SubjectBinding | null;
 }
