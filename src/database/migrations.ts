@@ -16,6 +16,10 @@ import { CreateDurableWorkTokenSeq1795732118617 } from '../../migrations/1795732
 import { AddOrdersLeaseToken1795732119064 } from '../../migrations/1795732119064-AddOrdersLeaseToken';
 import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1795732119471-AddLedgerTransactionsLeaseToken';
 import { AddOrdersAttemptKeys1795743050884 } from '../../migrations/1795743050884-AddOrdersAttemptKeys';
+import { CreateWebhookEndpoints1795744114326 } from '../../migrations/1795744114326-CreateWebhookEndpoints';
+import { CreateOutboxEvents1795744114756 } from '../../migrations/1795744114756-CreateOutboxEvents';
+import { CreateWebhookDeliveries1795744115188 } from '../../migrations/1795744115188-CreateWebhookDeliveries';
+import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -40,4 +44,8 @@ export const MIGRATIONS = [
   AddOrdersLeaseToken1795732119064,
   AddLedgerTransactionsLeaseToken1795732119471,
   AddOrdersAttemptKeys1795743050884,
+  CreateWebhookEndpoints1795744114326,
+  CreateOutboxEvents1795744114756,
+  CreateWebhookDeliveries1795744115188,
+  CreateOutboxHorizon1795744115665,
 ];
