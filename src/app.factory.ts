@@ -26,6 +26,7 @@ import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
+import type { WebhooksConfig } from './config/webhooks.config';
 import { DB_ACQUIRE_TIMEOUT_MS } from './database/data-source';
 import { DATABASE_BUSY_RETRY_AFTER_S, installPoolGate, isDatabaseBusy } from './database/pool-gate';
 import { MetricsService } from './metrics/metrics.service';
@@ -48,6 +49,8 @@ export interface CreateAppOptions {
   checkoutConfig?: CheckoutConfig;
   /** Read API settings (LISTINGS_*); defaults when omitted. */
   listingsConfig?: ListingsConfig;
+  /** Webhooks settings (WEBHOOKS_*); defaults when omitted. */
+  webhooksConfig?: WebhooksConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
 }
@@ -153,6 +156,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
       sync: options.syncConfig,
       checkout: options.checkoutConfig,
       listings: options.listingsConfig,
+      webhooks: options.webhooksConfig,
       extraModules: options.extraModules,
       upstream: {
         ...options.upstream,

@@ -12,6 +12,7 @@ import type { CheckoutConfig } from './config/checkout.config';
 import type { TransactionsConfig } from './config/transactions.config';
 import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
+import type { WebhooksConfig } from './config/webhooks.config';
 import type { DataSourceOptions } from 'typeorm';
 import { buildDataSourceOptions } from './database/data-source';
 import { MigratingDataSource } from './database/migration-lock';
@@ -20,6 +21,7 @@ import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
+import { WebhooksModule } from './webhooks/webhooks.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
 export interface AppModuleOptions {
@@ -38,6 +40,8 @@ export interface AppModuleOptions {
   checkout?: CheckoutConfig;
   /** Read API settings (LISTINGS_*); defaults when omitted. */
   listings?: ListingsConfig;
+  /** Webhooks settings (WEBHOOKS_*); defaults when omitted. */
+  webhooks?: WebhooksConfig;
   /** Test fixtures only (e.g. an owned-resource controller in the auth e2e tests). */
   extraModules?: NonNullable<ModuleMetadata['imports']>;
 }
@@ -55,6 +59,7 @@ export class AppModule {
           options.transactions,
           options.checkout,
           options.listings,
+          options.webhooks,
         ),
         LoggerModule.forRoot({
           pinoHttp: { logger },
@@ -91,6 +96,7 @@ export class AppModule {
         ListingsModule,
         CatalogSyncModule,
         CheckoutModule,
+        WebhooksModule,
         ...(options.extraModules ?? []),
       ],
     };

@@ -40,6 +40,7 @@ async function main(): Promise<void> {
       syncConfig: configs.sync,
       checkoutConfig: configs.checkout,
       listingsConfig: configs.listings,
+      webhooksConfig: configs.webhooks,
       databaseUrl: database.url,
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });

@@ -6,6 +6,7 @@ import { SandboxEnv } from './config/sandbox.config';
 import { SyncConfig } from './config/sync.config';
 import { TransactionsConfig } from './config/transactions.config';
 import { UpstreamConfig } from './config/upstream.config';
+import { WebhooksConfig } from './config/webhooks.config';
 import { MAX_STEPS_PER_DRIVE } from './checkout/checkout.driver';
 import { WAIT_POLL_MS } from './checkout/checkout.service';
 import { FRESH_READ_MAX_WALKS } from './listings/live-listing.reader';
@@ -19,6 +20,14 @@ import { DEFAULT_RETRY_AFTER_SECONDS } from './upstream/upstream-error.mapper';
 import { fullJitterDelay } from './upstream/http/backoff';
 import { DEFAULT_MAX_PAGES } from './upstream/wire/pagination';
 import { backoffCeiling, type BackoffSettings } from './durable-work/backoff.policy';
+import {
+  MAX_DELIVERY_ATTEMPTS,
+  RETRY_JITTER,
+  RETRY_SCHEDULE_MS,
+  retryCeilingMs,
+} from './webhooks/delivery.schedule';
+import { PRUNE_MAX_BATCHES } from './webhooks/outbox.pruner';
+import { PRUNE_BATCH } from './webhooks/outbox.repository';
 
 /**
  * What is retried, how often, and the worst case: every retry / lease / poll / interval / timeout / give-up setting
@@ -39,6 +48,7 @@ export interface RetriesConfig {
   transactions: TransactionsConfig;
   sync: SyncConfig;
   listings: ListingsConfig;
+  webhooks: WebhooksConfig;
   sandbox: SandboxEnv;
 }
 
@@ -52,17 +62,20 @@ export function defaultRetriesConfig(): RetriesConfig {
     transactions: new TransactionsConfig(),
     sync: new SyncConfig(),
     listings: new ListingsConfig(),
+    webhooks: new WebhooksConfig(),
     sandbox: new SandboxEnv(),
   };
 }
 
-export type RetryModule = 'upstream' | 'checkout' | 'transactions' | 'catalog-sync' | 'service' | 'sandbox';
+export type RetryModule =
+  'upstream' | 'checkout' | 'transactions' | 'catalog-sync' | 'webhooks' | 'service' | 'sandbox';
 
 export const MODULE_TITLES: Record<RetryModule, string> = {
   upstream: 'Upstream client (every upstream call)',
   checkout: 'Checkout (orders)',
   transactions: 'Transactions (ledger)',
   'catalog-sync': 'Catalog sync (mirror passes)',
+  webhooks: 'Webhooks (deliveries to marketplace receivers, outbox retention)',
   service: 'Service (HTTP, health, database, auth, read API)',
   sandbox: 'Sandbox (the test upstream only)',
 };
@@ -154,7 +167,17 @@ const CFG = 'src/config/';
 
 /** Every retry / lease / poll / interval / timeout / give-up setting, with its value in `config`. */
 export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): RetrySetting[] {
-  const { app, auth, upstream: u, checkout: c, transactions: t, sync: s, listings: l, sandbox: sb } = config;
+  const {
+    app,
+    auth,
+    upstream: u,
+    checkout: c,
+    transactions: t,
+    sync: s,
+    listings: l,
+    webhooks: w,
+    sandbox: sb,
+  } = config;
   const up = (name: keyof UpstreamConfig, d: Described) => env('upstream', u, name, d);
   const co = (name: keyof CheckoutConfig, d: Described) => env('checkout', c, name, d);
   const tx = (name: keyof TransactionsConfig, d: Described) => env('transactions', t, name, d);
@@ -463,6 +486,9 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       where: 'src/catalog-sync/catalog-sync.service.ts `beforeApplicationShutdown`',
     }),
 
+    // -- webhooks -------------------------------------------------------------------------------------------
+    ...webhookSettings(w),
+
     // -- service --------------------------------------------------------------------------------------------
     env('service', app, 'HTTP_REQUEST_TIMEOUT_MS', {
       unit: 'ms',
@@ -526,6 +552,61 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       unit: 'ms',
       bounds: 'how long the sandbox remembers an idempotency key',
       where: `${CFG}sandbox.config.ts → sandbox/`,
+    }),
+  ];
+}
+
+/** The webhooks settings and the fixed retry schedule (src/webhooks/delivery.schedule.ts). */
+function webhookSettings(w: WebhooksConfig): RetrySetting[] {
+  const wh = (name: keyof WebhooksConfig, d: Described) => env('webhooks', w, name, d);
+  const where = `${CFG}webhooks.config.ts → webhooks/`;
+  return [
+    wh('WEBHOOKS_DELIVERY_TIMEOUT_MS', {
+      unit: 'ms',
+      bounds: 'one send: resolution, connection, request and the response status; else a failed try',
+      where: `${where}webhook.sender.ts`,
+    }),
+    wh('WEBHOOKS_LEASE_MS', {
+      unit: 'ms',
+      bounds: "a sender's hold on a delivery; a sender killed mid-send is re-sent (same webhook-id) after it",
+      where: `${where}delivery.worker.ts`,
+    }),
+    wh('WEBHOOKS_WORKER_INTERVAL_MS', {
+      unit: 'ms',
+      bounds: 'pause between delivery-worker passes: the latency of every first send and retry',
+      where: `${where}delivery.worker.ts`,
+    }),
+    wh('WEBHOOKS_WORKER_CONCURRENCY', {
+      unit: 'count',
+      bounds: 'deliveries one replica sends at once',
+      where: `${where}delivery.worker.ts`,
+    }),
+    ...RETRY_SCHEDULE_MS.map((delay, i) =>
+      constant('webhooks', `retry ${i + 1}`, delay, {
+        unit: 'ms',
+        bounds: `delay after failed try ${i + 1} (± ${RETRY_JITTER * 100} % jitter)${i === RETRY_SCHEDULE_MS.length - 1 ? `; a failure of try ${MAX_DELIVERY_ATTEMPTS} marks the delivery failed` : ''}`,
+        where: 'src/webhooks/delivery.schedule.ts `RETRY_SCHEDULE_MS`',
+      }),
+    ),
+    wh('WEBHOOKS_DISABLE_AFTER_HOURS', {
+      unit: 'count',
+      bounds: 'hours of only failed tries after which an endpoint is disabled (with the reason)',
+      where: `${where}webhook-delivery.repository.ts`,
+    }),
+    wh('WEBHOOKS_SECRET_GRACE_MS', {
+      unit: 'ms',
+      bounds: 'after a rotation, the old secret signs alongside the new one (not a retry)',
+      where: `${where}webhook-endpoint.repository.ts`,
+    }),
+    wh('WEBHOOKS_RETENTION_DAYS', {
+      unit: 'count',
+      bounds: 'days events and their delivery log are kept; an older feed cursor is 410',
+      where: `${where}outbox.pruner.ts`,
+    }),
+    wh('WEBHOOKS_PRUNE_INTERVAL_MS', {
+      unit: 'ms',
+      bounds: `pause between retention passes (each at most ${PRUNE_MAX_BATCHES} batches of ${num(PRUNE_BATCH)} events)`,
+      where: `${where}outbox.pruner.ts`,
     }),
   ];
 }
@@ -848,12 +929,34 @@ export function finiteWorstCaseTimes(config: RetriesConfig): Record<string, numb
     put(`sync ${resource} cap`, pass.capTime);
     put(`sync ${resource} gap`, pass.gapMs);
   }
+  put('webhook delivery until failed', webhookDeliveryWorstCase(config).time);
   return times;
 }
 
 /** The sandbox's default catalog size: the worked example of the sync figures. */
 function sandboxItems(config: RetriesConfig, resource: SyncPassResource): number {
   return resource === 'events' ? config.sandbox.SANDBOX_EVENTS : config.sandbox.SANDBOX_LISTINGS;
+}
+
+/** One webhook delivery, from its append (or a manual retry) to `failed`, against a receiver that never answers. */
+export interface WebhookDeliveryWorstCase {
+  tries: number;
+  /** Sum of the jittered schedule's ceilings, the timeout of every try and a worker interval before each. */
+  time: Bound;
+}
+
+export function webhookDeliveryWorstCase(config: RetriesConfig): WebhookDeliveryWorstCase {
+  const w = config.webhooks;
+  const tries = MAX_DELIVERY_ATTEMPTS;
+  const waits = RETRY_SCHEDULE_MS.reduce((sum, _delay, i) => sum + retryCeilingMs(i + 1), 0);
+  const perTry = w.WEBHOOKS_WORKER_INTERVAL_MS + w.WEBHOOKS_DELIVERY_TIMEOUT_MS;
+  return {
+    tries,
+    time: finite(
+      waits + tries * perTry,
+      `schedule with jitter ${num(waits)} + ${tries} × (worker interval ${num(w.WEBHOOKS_WORKER_INTERVAL_MS)} + timeout ${num(w.WEBHOOKS_DELIVERY_TIMEOUT_MS)})`,
+    ),
+  };
 }
 
 // ---- rendering ------------------------------------------------------------------------------------------------
@@ -925,6 +1028,7 @@ const MODULE_ORDER: RetryModule[] = [
   'checkout',
   'transactions',
   'catalog-sync',
+  'webhooks',
   'service',
   'sandbox',
 ];
@@ -1129,6 +1233,31 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
       `- After a confirmed order the event's listings are refreshed by one such pass, at most ${MAX_REFRESH_TRIES} times.`,
     );
 
+  para('## Worst case per webhook delivery');
+  const hook = webhookDeliveryWorstCase(config);
+  const w = config.webhooks;
+  para(
+    `A delivery (one event to one endpoint) is tried at most ${hook.tries} times: at once, then after each delay of the`,
+    `schedule (${RETRY_SCHEDULE_MS.map((ms) => human(ms)).join(', ')}, each ± ${RETRY_JITTER * 100} %), then it is`,
+    `\`failed\` (src/webhooks/delivery.schedule.ts). Each try is one POST bounded by ${code('WEBHOOKS_DELIVERY_TIMEOUT_MS')}`,
+    `(${num(w.WEBHOOKS_DELIVERY_TIMEOUT_MS)} ms); anything but a 2xx, redirects included, is a failed try.`,
+  );
+  para(
+    table(
+      ['what', 'worst case'],
+      [
+        ['tries per delivery', `**${hook.tries}** (a manual retry adds one)`],
+        ['append to `failed`', boundText(hook.time, 'ms')],
+      ],
+    ),
+  );
+  para(
+    `- A sender killed mid-send holds the delivery until ${code('WEBHOOKS_LEASE_MS')} (${num(w.WEBHOOKS_LEASE_MS)} ms) runs`,
+    '  out; another replica then sends it again with the same `webhook-id` (the crashed try counts as one).',
+    `- An endpoint whose tries all failed for ${code('WEBHOOKS_DISABLE_AFTER_HOURS')} (${w.WEBHOOKS_DISABLE_AFTER_HOURS} h) is`,
+    '  disabled at its next failure; its pending deliveries then fail without a send.',
+  );
+
   para('## Retry-After');
   para(
     `- **Inside an upstream call**: a 429's Retry-After (seconds or HTTP-date) is waited exactly, never less, when it`,
@@ -1160,6 +1289,9 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
     '  (`tracking_stopped: rejected`); a transaction past its give-up time (`gave_up`); an unknown signing older',
     `  than ${code('TX_SIGN_RESOLVE_WINDOW_MS')} (by the tracker); the after-final mirror refresh after`,
     `  ${REFRESH_EVENT_MAX_ATTEMPTS} runs (\`REFRESH_EVENT_MAX_ATTEMPTS\`; the next scheduled listings pass catches the mirror up).`,
+    '- **Webhooks**: a delivery after its last scheduled try (`failed`; a manual retry sends it once more); a send the',
+    '  SSRF guard refuses counts as a failed try; redirects are never followed; a `Retry-After` of a receiver is',
+    '  not honoured (the schedule is fixed).',
     '- **Catalog sync**: a failed page within its pass (the next scheduled pass starts over); a walk past',
     `  ${num(DEFAULT_MAX_PAGES)} pages or with a repeated cursor (BAD_RESPONSE).`,
   );

@@ -20,6 +20,8 @@ const LIMIT_VARIABLE = {
   'listings:write': 'RATE_LIMIT_LISTINGS_WRITE',
   'orders:write': 'RATE_LIMIT_ORDERS_WRITE',
   'transactions:write': 'RATE_LIMIT_TRANSACTIONS_WRITE',
+  // Endpoint management is rare: the default budget (src/webhooks/).
+  'webhooks:write': 'RATE_LIMIT_DEFAULT',
   admin: 'RATE_LIMIT_ADMIN',
 } as const satisfies Record<RateLimitBucket, keyof AuthConfig>;
 

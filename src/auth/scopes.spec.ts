@@ -17,6 +17,8 @@ describe(grants.name, () => {
     [['admin'], 'listings:write', true],
     [['admin'], 'orders:write', true],
     [['admin'], 'transactions:write', true],
+    [['admin'], 'webhooks:write', true],
+    [['orders:write'], 'webhooks:write', false],
     [['orders:write', 'admin'], 'catalog:read', true],
   ])('held %j, required %s → %s', (held, required, expected) => {
     expect(grants(held, required)).toBe(expected);
@@ -24,7 +26,14 @@ describe(grants.name, () => {
 
   it('the table above covers every scope as a requirement', () => {
     expect([...SCOPES].toSorted()).toEqual(
-      ['admin', 'catalog:read', 'listings:write', 'orders:write', 'transactions:write'].toSorted(),
+      [
+        'admin',
+        'catalog:read',
+        'listings:write',
+        'orders:write',
+        'transactions:write',
+        'webhooks:write',
+      ].toSorted(),
     );
   });
 });

@@ -8,6 +8,7 @@ export const SCOPES = [
   'listings:write',
   'orders:write',
   'transactions:write',
+  'webhooks:write',
   'admin',
 ] as const;
 

@@ -4,8 +4,9 @@ import { CheckoutConfig, loadCheckoutConfig } from './checkout.config';
 import { ListingsConfig } from './listings.config';
 import { SyncConfig } from './sync.config';
 import { loadTransactionsConfig, TransactionsConfig } from './transactions.config';
+import { loadWebhooksConfig, WebhooksConfig } from './webhooks.config';
 
-/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig, ListingsConfig) instances injectable everywhere. */
+/** Makes the validated AppConfig (and SyncConfig, TransactionsConfig, ListingsConfig, WebhooksConfig) instances injectable everywhere. */
 @Global()
 @Module({})
 export class AppConfigModule {
@@ -15,6 +16,7 @@ export class AppConfigModule {
     transactions: TransactionsConfig = loadTransactionsConfig({}),
     checkout: CheckoutConfig = loadCheckoutConfig({}),
     listings: ListingsConfig = new ListingsConfig(),
+    webhooks: WebhooksConfig = loadWebhooksConfig({}),
   ): DynamicModule {
     return {
       module: AppConfigModule,
@@ -24,8 +26,9 @@ export class AppConfigModule {
         { provide: TransactionsConfig, useValue: transactions },
         { provide: CheckoutConfig, useValue: checkout },
         { provide: ListingsConfig, useValue: listings },
+        { provide: WebhooksConfig, useValue: webhooks },
       ],
-      exports: [AppConfig, SyncConfig, TransactionsConfig, CheckoutConfig, ListingsConfig],
+      exports: [AppConfig, SyncConfig, TransactionsConfig, CheckoutConfig, ListingsConfig, WebhooksConfig],
     };
   }
 }

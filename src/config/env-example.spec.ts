@@ -8,6 +8,7 @@ import { SandboxEnv } from './sandbox.config';
 import { TransactionsConfig } from './transactions.config';
 import { SyncConfig } from './sync.config';
 import { UpstreamConfig } from './upstream.config';
+import { WebhooksConfig } from './webhooks.config';
 import { declaredVariables } from './validate-env';
 
 describe('.env.example', () => {
@@ -24,6 +25,7 @@ describe('.env.example', () => {
     [TransactionsConfig.name, TransactionsConfig],
     [SyncConfig.name, SyncConfig],
     [CheckoutConfig.name, CheckoutConfig],
+    [WebhooksConfig.name, WebhooksConfig],
   ];
   const declared = classes.flatMap(([, cls]) => declaredVariables(cls));
 

@@ -7,6 +7,7 @@ import { loadSyncConfig, type SyncConfig } from './sync.config';
 import { loadTransactionsConfig, type TransactionsConfig } from './transactions.config';
 import { loadUpstreamConfig, type UpstreamConfig } from './upstream.config';
 import { collectProblems, ConfigValidationError } from './validate-env';
+import { loadWebhooksConfig, type WebhooksConfig } from './webhooks.config';
 
 /** Everything the service process reads from its environment, validated together. */
 export interface ServiceConfig {
@@ -17,6 +18,7 @@ export interface ServiceConfig {
   sync: SyncConfig;
   checkout: CheckoutConfig;
   listings: ListingsConfig;
+  webhooks: WebhooksConfig;
   /**
    * SANDBOX_* variables of the in-process sandbox (the sandbox turns them into its options); empty when
    * UPSTREAM_BASE_URL points elsewhere.
@@ -38,6 +40,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const sync = load(() => loadSyncConfig(env));
   const checkout = load(() => loadCheckoutConfig(env));
   const listings = load(() => loadListingsConfig(env));
+  const webhooks = load(() => loadWebhooksConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
   if (app?.isProduction && upstream?.usesInProcessSandbox) {
@@ -56,9 +59,10 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
     !transactions ||
     !checkout ||
     !listings ||
+    !webhooks ||
     !sandbox ||
     problems.length > 0
   )
     throw new ConfigValidationError(problems);
-  return { app, auth, upstream, sync, transactions, checkout, listings, sandbox };
+  return { app, auth, upstream, sync, transactions, checkout, listings, webhooks, sandbox };
 }

@@ -18,6 +18,10 @@ import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1
 import { AddOrdersAttemptKeys1795743050884 } from '../../migrations/1795743050884-AddOrdersAttemptKeys';
 import { AddLedgerTransactionsOnFinalAttempts1795743618339 } from '../../migrations/1795743618339-AddLedgerTransactionsOnFinalAttempts';
 import { AddApiClientsSubjectBinding1795744217137 } from '../../migrations/1795744217137-AddApiClientsSubjectBinding';
+import { CreateWebhookEndpoints1795744114326 } from '../../migrations/1795744114326-CreateWebhookEndpoints';
+import { CreateOutboxEvents1795744114756 } from '../../migrations/1795744114756-CreateOutboxEvents';
+import { CreateWebhookDeliveries1795744115188 } from '../../migrations/1795744115188-CreateWebhookDeliveries';
+import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -43,5 +47,9 @@ export const MIGRATIONS = [
   AddLedgerTransactionsLeaseToken1795732119471,
   AddOrdersAttemptKeys1795743050884,
   AddLedgerTransactionsOnFinalAttempts1795743618339,
+  CreateWebhookEndpoints1795744114326,
+  CreateOutboxEvents1795744114756,
+  CreateWebhookDeliveries1795744115188,
+  CreateOutboxHorizon1795744115665,
   AddApiClientsSubjectBinding1795744217137,
 ];

@@ -1,5 +1,5 @@
 /**
- * The lease columns every leased table has (orders, ledger_transactions): `lease_owner` (who: WorkIdentity),
+ * The lease columns every leased table has (orders, ledger_transactions, webhook_deliveries): `lease_owner` (who: WorkIdentity),
  * `lease_until` (database clock), `lease_token` (the fencing token: a fresh value of `durable_work_token_seq` on
  * every claim, so it increases per claim across every table and every replica), and `next_attempt_at` (when
  * the row is due). These fragments are the only lease SQL in the service; repositories compose them into their
@@ -59,7 +59,7 @@ export interface Fence {
 }
 
 /** Tables whose rows are leased through this block. */
-export type LeasedTable = 'orders' | 'ledger_transactions';
+export type LeasedTable = 'orders' | 'ledger_transactions' | 'webhook_deliveries';
 
 /**
  * Claims up to `$limit` due rows of `table`: `FOR UPDATE SKIP LOCKED` (two replicas never claim one row),

@@ -7,6 +7,7 @@ import { loadCheckoutConfig } from '../../src/config/checkout.config';
 import { loadTransactionsConfig } from '../../src/config/transactions.config';
 import { loadSyncConfig } from '../../src/config/sync.config';
 import { loadListingsConfig } from '../../src/config/listings.config';
+import { loadWebhooksConfig } from '../../src/config/webhooks.config';
 import { loadUpstreamConfig } from '../../src/config/upstream.config';
 import type { SandboxOptions } from '../../src/sandbox/sandbox.options';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -87,6 +88,7 @@ export async function startTestApp(
       syncConfig: loadSyncConfig({ SYNC_ENABLED: 'false', ...fullEnv }),
       checkoutConfig: loadCheckoutConfig(fullEnv),
       listingsConfig: loadListingsConfig(fullEnv),
+      webhooksConfig: loadWebhooksConfig(fullEnv),
       databaseUrl,
       logDestination: logs,
       extraModules: options.extraModules,

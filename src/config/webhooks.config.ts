@@ -1,0 +1,79 @@
+import { IsOptional, MaxLength, MinLength } from 'class-validator';
+import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+
+/**
+ * Environment variables of the `webhooks/` module (outbox, endpoints, Standard Webhooks delivery, the catch-up
+ * feed; docs/webhooks.md). Documented in `.env.example`; a unit test keeps both in step. The retry schedule
+ * itself is fixed (src/webhooks/delivery.schedule.ts, docs/RETRIES.md).
+ */
+export class WebhooksConfig {
+  /** Run the delivery worker on this replica (every replica normally runs it). */
+  @EnvBool()
+  WEBHOOKS_WORKER_ENABLED = true;
+
+  /** How often the worker looks for due deliveries (ms). */
+  @EnvInt(10, 60_000)
+  WEBHOOKS_WORKER_INTERVAL_MS = 500;
+
+  /** Deliveries one replica sends at once. */
+  @EnvInt(1, 256)
+  WEBHOOKS_WORKER_CONCURRENCY = 16;
+
+  /** One send: connect, request and the response's status line within this (ms); else a failed try. */
+  @EnvInt(100, 60_000)
+  WEBHOOKS_DELIVERY_TIMEOUT_MS = 10_000;
+
+  /** How long a sender holds a claimed delivery (ms; above the timeout). A crashed sender's delivery is re-sent after it. */
+  @EnvInt(200, 600_000)
+  WEBHOOKS_LEASE_MS = 30_000;
+
+  /** An endpoint whose every try failed for this long (hours) is disabled, with the reason in its GET. */
+  @EnvInt(1, 8_760)
+  WEBHOOKS_DISABLE_AFTER_HOURS = 120;
+
+  /** After a rotation the previous secret keeps signing (a second `v1,` signature) this long (ms). */
+  @EnvInt(0, 604_800_000)
+  WEBHOOKS_SECRET_GRACE_MS = 86_400_000;
+
+  /** Endpoints one client may register. */
+  @EnvInt(1, 100)
+  WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT = 10;
+
+  /**
+   * Events (and their delivery log) are kept this many days; the feed answers 410 for older cursors. At least 2:
+   * longer than a delivery's whole retry schedule (about 28 h), so pruning never cuts one short.
+   */
+  @EnvInt(2, 3_650)
+  WEBHOOKS_RETENTION_DAYS = 30;
+
+  /** How often a replica prunes events older than the retention (ms). */
+  @EnvInt(1_000, 86_400_000)
+  WEBHOOKS_PRUNE_INTERVAL_MS = 3_600_000;
+
+  /**
+   * Key (>= 32 characters) that endpoint secrets are encrypted with at rest (AES-256-GCM over its SHA-256).
+   * Unset: derived from the effective API_KEY_PEPPER. Changing it (or the pepper it derives from) makes stored
+   * endpoint secrets unreadable: rotate every endpoint's secret afterwards.
+   */
+  @IsOptional()
+  @MinLength(32, { message: 'WEBHOOKS_SECRET_KEY must be at least 32 characters' })
+  @MaxLength(512, { message: 'WEBHOOKS_SECRET_KEY must be at most 512 characters' })
+  WEBHOOKS_SECRET_KEY?: string;
+
+  /**
+   * Filled in by loadWebhooksConfig: NODE_ENV=production. There endpoint URLs must be https and deliveries never
+   * reach loopback or private addresses; elsewhere http to a loopback host is allowed (local receivers).
+   */
+  production = false;
+}
+
+/** Reads and validates the webhooks variables (throws ConfigValidationError naming every bad one). */
+export function loadWebhooksConfig(env: NodeJS.ProcessEnv = process.env): WebhooksConfig {
+  const config = validateEnvClass(WebhooksConfig, env);
+  if (config.WEBHOOKS_LEASE_MS <= config.WEBHOOKS_DELIVERY_TIMEOUT_MS)
+    throw new ConfigValidationError([
+      'WEBHOOKS_LEASE_MS: must be greater than WEBHOOKS_DELIVERY_TIMEOUT_MS (a send must end within its lease)',
+    ]);
+  config.production = env.NODE_ENV === 'production';
+  return config;
+}

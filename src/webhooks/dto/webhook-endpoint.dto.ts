@@ -1,0 +1,143 @@
+import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
+import {
+  ArrayMaxSize,
+  IsArray,
+  IsBoolean,
+  IsIn,
+  IsOptional,
+  IsString,
+  MaxLength,
+  MinLength,
+} from 'class-validator';
+import { MAX_URL_LENGTH } from '../endpoint-url';
+import { SUBSCRIBABLE_EVENT_TYPES } from '../webhook-events';
+
+const URL_DOC =
+  'https:// URL the signed events are POSTed to (http:// to a loopback host outside production only). Never ' +
+  'a link-local, metadata or (in production) private address, checked again at every send.';
+const TYPES_DOC = 'Event types to receive; empty or absent: every type (docs/webhooks.md lists them)';
+
+/** `POST /v1/webhooks/endpoints`. */
+export class CreateWebhookEndpointDto {
+  @ApiProperty({
+    maxLength: MAX_URL_LENGTH,
+    example: 'https://marketplace.example/hooks/bff',
+    description: URL_DOC,
+  })
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_URL_LENGTH)
+  url: string;
+
+  @ApiPropertyOptional({ maxLength: 500, example: 'order updates for the storefront' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string;
+
+  @ApiPropertyOptional({
+    enum: SUBSCRIBABLE_EVENT_TYPES,
+    isArray: true,
+    maxItems: 20,
+    description: TYPES_DOC,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsIn(SUBSCRIBABLE_EVENT_TYPES, { each: true })
+  event_types?: string[];
+
+  @ApiPropertyOptional({ default: true })
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+/** `PATCH /v1/webhooks/endpoints/{id}`: only the fields given change; `enabled: true` clears a disabled reason. */
+export class UpdateWebhookEndpointDto {
+  @ApiPropertyOptional({ maxLength: MAX_URL_LENGTH, description: URL_DOC })
+  @IsOptional()
+  @IsString()
+  @MinLength(1)
+  @MaxLength(MAX_URL_LENGTH)
+  url?: string;
+
+  @ApiPropertyOptional({ maxLength: 500, nullable: true, type: String, description: 'null clears it' })
+  @IsOptional()
+  @IsString()
+  @MaxLength(500)
+  description?: string | null;
+
+  @ApiPropertyOptional({
+    enum: SUBSCRIBABLE_EVENT_TYPES,
+    isArray: true,
+    maxItems: 20,
+    description: TYPES_DOC,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(20)
+  @IsIn(SUBSCRIBABLE_EVENT_TYPES, { each: true })
+  event_types?: string[];
+
+  @ApiPropertyOptional()
+  @IsOptional()
+  @IsBoolean()
+  enabled?: boolean;
+}
+
+export class WebhookEndpointResponseDto {
+  @ApiProperty({ format: 'uuid' })
+  id: string;
+  @ApiProperty()
+  url: string;
+  @ApiProperty({ nullable: true, type: String })
+  description: string | null;
+  @ApiProperty({ type: [String], description: 'Empty: every type' })
+  event_types: string[];
+  @ApiProperty({ description: 'Operator events (sync.*) reach it: created with an admin key' })
+  operator_events: boolean;
+  @ApiProperty()
+  enabled: boolean;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Why it is disabled (by its owner, or failing too long)',
+  })
+  disabled_reason: string | null;
+  @ApiProperty({ nullable: true, type: String, format: 'date-time' })
+  disabled_at: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'Start of the current run of failures',
+  })
+  failing_since: string | null;
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    format: 'date-time',
+    description: 'Until then the rotated-out secret signs alongside the current one',
+  })
+  previous_secret_expires_at: string | null;
+  @ApiProperty({ format: 'date-time' })
+  created_at: string;
+  @ApiProperty({ format: 'date-time' })
+  updated_at: string;
+}
+
+export class CreatedWebhookEndpointResponseDto extends WebhookEndpointResponseDto {
+  @ApiProperty({
+    example: 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw',
+    description: 'The signing secret (Standard Webhooks format). Shown in this response only.',
+  })
+  secret: string;
+}
+
+export class PingResponseDto {
+  @ApiProperty({ example: 'evt_0f8e2c1b7a6d4e3f9a8b7c6d5e4f3a2b', description: 'The webhook-id of the ping' })
+  event_id: string;
+  @ApiProperty({ format: 'uuid', description: 'Its delivery (see the delivery log)' })
+  delivery_id: string;
+}

@@ -1,0 +1,281 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import type { LeaseQueue } from '../durable-work/lease-queue';
+import { DROP_LEASE, fenced, LEASE_FREE } from '../durable-work/lease.sql';
+import type { AfterFailure } from './delivery.schedule';
+import { firstRow, isUuid } from './webhook-endpoint.repository';
+import type { EventType } from './webhook-events';
+
+export type DeliveryStatus = 'pending' | 'delivered' | 'failed';
+
+/** A delivery as the log shows it (with its event's type). */
+export interface DeliveryRow {
+  id: string;
+  endpoint_id: string;
+  event_id: string;
+  event_type: EventType;
+  status: DeliveryStatus;
+  attempts: number;
+  next_attempt_at: Date | null;
+  last_attempt_at: Date | null;
+  last_status_code: number | null;
+  last_error: string | null;
+  last_duration_ms: number | null;
+  delivered_at: Date | null;
+  created_at: Date;
+  created_key: string;
+}
+
+/** A claimed delivery with what one send needs: the endpoint (secrets sealed) and the event. */
+export interface SendableDelivery {
+  id: string;
+  token: string;
+  attempts: number;
+  endpointId: string;
+  /** Null when the endpoint was deleted meanwhile. */
+  endpoint: {
+    url: string;
+    enabled: boolean;
+    secret: Buffer;
+    /** The rotated-out secret while its grace period runs, else null. */
+    previousSecret: Buffer | null;
+  } | null;
+  event: {
+    id: string;
+    type: EventType;
+    version: number;
+    occurred_at: Date;
+    payload: Record<string, unknown>;
+  };
+}
+
+/** How a try ended, as recorded. */
+export interface TryRecord {
+  statusCode: number | null;
+  error: string | null;
+  durationMs: number;
+}
+
+const LOG_COLUMNS = `d.id, d.endpoint_id, d.event_id, ev.type AS event_type, d.status, d.attempts, d.next_attempt_at,
+  d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.delivered_at, d.created_at,
+  d.created_at::text AS created_key`;
+
+/** Longest `last_error` kept (the column's CHECK allows 1000). */
+const LAST_ERROR_MAX = 600;
+
+/**
+ * Deliveries (`webhook_deliveries`, owned by webhooks/): durable work on the block's queue (claims with SKIP
+ * LOCKED and a fencing token each; every write of a sender is fenced by its token), and the delivery log.
+ */
+@Injectable()
+export class WebhookDeliveryRepository {
+  readonly queue: LeaseQueue;
+
+  constructor(
+    private readonly dataSource: DataSource,
+    work: DurableWorkService,
+  ) {
+    this.queue = work.queue({
+      name: 'webhook_deliveries',
+      table: 'webhook_deliveries',
+      dueFilter: `status = 'pending'`,
+      wakeFilter: `status = 'pending'`,
+      // Counts the try this claim starts: a sender that dies mid-send has used one.
+      claimSet: `attempts = t.attempts + 1`,
+    });
+  }
+
+  /** Claims up to `limit` due deliveries for `leaseMs`. */
+  async claimDue(limit: number, leaseMs: number): Promise<{ id: string; token: string }[]> {
+    const rows = await this.queue.claimDue(limit, leaseMs);
+    return rows.map((r) => ({ id: r.id as string, token: String(r.lease_token) }));
+  }
+
+  /** Claims delivery `id` now (a ping or a manual retry) when it is pending and free; counts the try. */
+  async claimOne(id: string, leaseMs: number): Promise<{ id: string; token: string } | null> {
+    const row = await this.queue.claimOne(id, leaseMs, [], 'attempts = t.attempts + 1');
+    return row ? { id: row.id as string, token: String(row.lease_token) } : null;
+  }
+
+  /** What the send of a claimed delivery needs (null when the delivery is gone: its event was pruned). */
+  async sendable(claim: { id: string; token: string }): Promise<SendableDelivery | null> {
+    const [row] = await this.dataSource.query<
+      {
+        id: string;
+        attempts: number;
+        endpoint_id: string;
+        url: string | null;
+        enabled: boolean | null;
+        secret: Buffer | null;
+        previous_secret: Buffer | null;
+        event_id: string;
+        type: EventType;
+        version: number;
+        occurred_at: Date;
+        payload: Record<string, unknown>;
+      }[]
+    >(
+      `SELECT d.id, d.attempts, d.endpoint_id, e.url, e.enabled, e.secret,
+         CASE WHEN e.previous_secret_until > clock_timestamp() THEN e.previous_secret END AS previous_secret,
+         ev.id AS event_id, ev.type, ev.version, ev.occurred_at, ev.payload
+       FROM webhook_deliveries d
+       JOIN outbox_events ev ON ev.id = d.event_id
+       LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
+       WHERE d.id = $1::uuid`,
+      [claim.id],
+    );
+    if (!row) return null;
+    return {
+      id: row.id,
+      token: claim.token,
+      attempts: row.attempts,
+      endpointId: row.endpoint_id,
+      endpoint:
+        row.url === null || row.secret === null
+          ? null
+          : {
+              url: row.url,
+              enabled: row.enabled === true,
+              secret: row.secret,
+              previousSecret: row.previous_secret,
+            },
+      event: {
+        id: row.event_id,
+        type: row.type,
+        version: row.version,
+        occurred_at: row.occurred_at,
+        payload: row.payload,
+      },
+    };
+  }
+
+  /** A 2xx: delivered; the endpoint's failure run ends. False when the claim is no longer current (fenced off). */
+  async delivered(claim: { id: string; token: string }, record: TryRecord): Promise<boolean> {
+    const [row] = await this.dataSource.query<{ n: number }[]>(
+      `WITH d AS (
+         UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(),
+           last_attempt_at = clock_timestamp(), last_status_code = $3, last_error = NULL, last_duration_ms = $4,
+           next_attempt_at = NULL, updated_at = clock_timestamp(), ${DROP_LEASE}
+         WHERE id = $1::uuid AND ${fenced('$2')} RETURNING endpoint_id),
+       e AS (
+         UPDATE webhook_endpoints SET failing_since = NULL
+         WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL)
+       SELECT count(*)::int AS n FROM d`,
+      [claim.id, claim.token, record.statusCode, record.durationMs],
+    );
+    this.queue.released();
+    return (row?.n ?? 0) === 1;
+  }
+
+  /**
+   * A failed try: due again after the schedule's delay, or failed. The endpoint's failure run starts (if it had
+   * not) and, when it has lasted `disableAfterHours`, the endpoint is disabled with the reason. Returns whether
+   * the claim was current and whether this failure disabled the endpoint.
+   */
+  async failed(
+    claim: { id: string; token: string },
+    record: TryRecord,
+    after: AfterFailure,
+    disableAfterHours: number,
+  ): Promise<{ recorded: boolean; endpointDisabled: boolean }> {
+    const final = after.kind === 'failed';
+    const delayMs = after.kind === 'retry' ? after.delayMs : 0;
+    const [row] = await this.dataSource.query<{ n: number; disabled: boolean | null }[]>(
+      `WITH d AS (
+         UPDATE webhook_deliveries SET status = CASE WHEN $5::boolean THEN 'failed' ELSE 'pending' END,
+           next_attempt_at = CASE WHEN $5::boolean THEN NULL
+             ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
+           last_attempt_at = clock_timestamp(), last_status_code = $3, last_error = $4, last_duration_ms = $7,
+           updated_at = clock_timestamp(), ${DROP_LEASE}
+         WHERE id = $1::uuid AND ${fenced('$2')} RETURNING endpoint_id),
+       e AS (
+         UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, clock_timestamp()),
+           enabled = false, disabled_at = clock_timestamp(),
+           disabled_reason = 'every delivery failed since ' || to_char(failing_since AT TIME ZONE 'UTC',
+             'YYYY-MM-DD"T"HH24:MI:SS"Z"') || ' (more than ' || $8::int || ' h); last: ' || left(COALESCE($4, 'no answer'), 200)
+         WHERE id IN (SELECT endpoint_id FROM d) AND enabled
+           AND failing_since < clock_timestamp() - make_interval(hours => $8::int)
+         RETURNING id),
+       f AS (
+         UPDATE webhook_endpoints SET failing_since = clock_timestamp()
+         WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NULL AND id NOT IN (SELECT id FROM e))
+       SELECT (SELECT count(*)::int FROM d) AS n, EXISTS (SELECT 1 FROM e) AS disabled`,
+      [
+        claim.id,
+        claim.token,
+        record.statusCode,
+        record.error === null ? null : record.error.slice(0, LAST_ERROR_MAX),
+        final,
+        delayMs,
+        record.durationMs,
+        disableAfterHours,
+      ],
+    );
+    this.queue.released();
+    return { recorded: (row?.n ?? 0) === 1, endpointDisabled: row?.disabled === true };
+  }
+
+  /** Not sent (endpoint disabled or deleted): failed with `reason`, fenced like any other finish. */
+  async abandoned(claim: { id: string; token: string }, reason: string): Promise<boolean> {
+    const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
+         updated_at = clock_timestamp(), ${DROP_LEASE}
+       WHERE id = $1::uuid AND ${fenced('$2')} RETURNING id`,
+      [claim.id, claim.token, reason],
+    );
+    this.queue.released();
+    return firstRow(rows) !== null;
+  }
+
+  /** The endpoint's deliveries, newest first, `limit + 1` after the keyset position (created_at, id). */
+  async page(
+    endpointId: string,
+    limit: number,
+    after: [string, string] | null,
+    status: DeliveryStatus | undefined,
+  ): Promise<DeliveryRow[]> {
+    return this.dataSource.query<DeliveryRow[]>(
+      `SELECT ${LOG_COLUMNS} FROM webhook_deliveries d JOIN outbox_events ev ON ev.id = d.event_id
+       WHERE d.endpoint_id = $1::uuid AND ($2::text IS NULL OR d.status = $2)
+         AND ($3::timestamptz IS NULL OR (d.created_at, d.id) < ($3::timestamptz, $4::uuid))
+       ORDER BY d.created_at DESC, d.id DESC LIMIT $5`,
+      [endpointId, status ?? null, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+    );
+  }
+
+  /**
+   * A manual retry: the delivery is pending and due now (attempts kept), unless a sender holds it right now
+   * ('busy'). Null when the endpoint has no such delivery.
+   */
+  async retry(endpointId: string, id: string): Promise<DeliveryRow | 'busy' | null> {
+    if (!isUuid(id)) return null;
+    const updated = await this.dataSource.query<[unknown[], number] | unknown[]>(
+      `UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(), updated_at = clock_timestamp()
+       WHERE id = $1::uuid AND endpoint_id = $2::uuid AND ${LEASE_FREE} RETURNING id`,
+      [id, endpointId],
+    );
+    const row = await this.one(endpointId, id);
+    if (!row) return null;
+    return firstRow(updated) === null ? 'busy' : row;
+  }
+
+  async one(endpointId: string, id: string): Promise<DeliveryRow | null> {
+    if (!isUuid(id)) return null;
+    const [row] = await this.dataSource.query<DeliveryRow[]>(
+      `SELECT ${LOG_COLUMNS} FROM webhook_deliveries d JOIN outbox_events ev ON ev.id = d.event_id
+       WHERE d.id = $1::uuid AND d.endpoint_id = $2::uuid`,
+      [id, endpointId],
+    );
+    return row ?? null;
+  }
+
+  /** Per endpoint with pending deliveries: seconds since its oldest undelivered event occurred. */
+  async oldestUndelivered(): Promise<{ endpoint_id: string; age: number }[]> {
+    return this.dataSource.query(
+      `SELECT d.endpoint_id, EXTRACT(EPOCH FROM clock_timestamp() - min(ev.occurred_at))::float8 AS age
+       FROM webhook_deliveries d JOIN outbox_events ev ON ev.id = d.event_id
+       WHERE d.status = 'pending' GROUP BY d.endpoint_id`,
+    );
+  }
+}

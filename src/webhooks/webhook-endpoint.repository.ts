@@ -1,0 +1,154 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+/** A webhook endpoint row (table `webhook_endpoints`, owned by webhooks/); secrets stay sealed here. */
+export interface EndpointRow {
+  id: string;
+  client_id: string;
+  url: string;
+  description: string | null;
+  event_types: string[];
+  operator_events: boolean;
+  enabled: boolean;
+  disabled_reason: string | null;
+  disabled_at: Date | null;
+  secret: Buffer;
+  previous_secret: Buffer | null;
+  previous_secret_until: Date | null;
+  failing_since: Date | null;
+  created_at: Date;
+  updated_at: Date;
+  /** `created_at` exactly (microseconds), for keyset positions. */
+  created_key: string;
+}
+
+export interface NewEndpoint {
+  clientId: string;
+  url: string;
+  description: string | null;
+  eventTypes: string[];
+  operatorEvents: boolean;
+  enabled: boolean;
+  secret: Buffer;
+}
+
+export interface EndpointPatch {
+  url?: string;
+  description?: string | null;
+  eventTypes?: string[];
+  enabled?: boolean;
+}
+
+const COLUMNS = `id, client_id, url, description, event_types, operator_events, enabled, disabled_reason, disabled_at,
+  secret, previous_secret, previous_secret_until, failing_since, created_at, updated_at, created_at::text AS created_key`;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Whether `id` can be a row id at all (a malformed one is the same 404 as an unknown one, never a SQL error). */
+export function isUuid(id: string): boolean {
+  return UUID.test(id);
+}
+
+/** Endpoints, always read and written under their owner's client id (another client's endpoint is not there). */
+@Injectable()
+export class WebhookEndpointRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** Inserts unless the client has `max` endpoints already (then null). */
+  async create(input: NewEndpoint, max: number): Promise<EndpointRow | null> {
+    const rows = await this.dataSource.query<EndpointRow[]>(
+      `INSERT INTO webhook_endpoints (client_id, url, description, event_types, operator_events, enabled, secret)
+       SELECT $1::uuid, $2, $3, $4::text[], $5, $6, $7
+       WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $1::uuid) < $8
+       RETURNING ${COLUMNS}`,
+      [
+        input.clientId,
+        input.url,
+        input.description,
+        input.eventTypes,
+        input.operatorEvents,
+        input.enabled,
+        input.secret,
+        max,
+      ],
+    );
+    return rows[0] ?? null;
+  }
+
+  async get(clientId: string, id: string): Promise<EndpointRow | null> {
+    if (!isUuid(id)) return null;
+    const rows = await this.dataSource.query<EndpointRow[]>(
+      `SELECT ${COLUMNS} FROM webhook_endpoints WHERE id = $1::uuid AND client_id = $2::uuid`,
+      [id, clientId],
+    );
+    return rows[0] ?? null;
+  }
+
+  /** Newest first, `limit + 1` rows after the keyset position (created_at, id). */
+  async page(clientId: string, limit: number, after: [string, string] | null): Promise<EndpointRow[]> {
+    return this.dataSource.query<EndpointRow[]>(
+      `SELECT ${COLUMNS} FROM webhook_endpoints
+       WHERE client_id = $1::uuid AND ($2::timestamptz IS NULL OR (created_at, id) < ($2::timestamptz, $3::uuid))
+       ORDER BY created_at DESC, id DESC LIMIT $4`,
+      [clientId, after?.[0] ?? null, after?.[1] ?? null, limit + 1],
+    );
+  }
+
+  /** Applies `patch`; enabling clears the disabled reason and the failure run. */
+  async update(clientId: string, id: string, patch: EndpointPatch): Promise<EndpointRow | null> {
+    if (!isUuid(id)) return null;
+    const rows = await this.dataSource.query<[EndpointRow[], number] | EndpointRow[]>(
+      `UPDATE webhook_endpoints SET
+         url = COALESCE($3, url),
+         description = CASE WHEN $4::boolean THEN $5 ELSE description END,
+         event_types = COALESCE($6::text[], event_types),
+         enabled = COALESCE($7::boolean, enabled),
+         disabled_reason = CASE WHEN $7::boolean THEN NULL WHEN $7::boolean = false AND enabled THEN 'disabled by the client' ELSE disabled_reason END,
+         disabled_at = CASE WHEN $7::boolean THEN NULL WHEN $7::boolean = false AND enabled THEN clock_timestamp() ELSE disabled_at END,
+         failing_since = CASE WHEN $7::boolean AND NOT enabled THEN NULL ELSE failing_since END,
+         updated_at = clock_timestamp()
+       WHERE id = $1::uuid AND client_id = $2::uuid
+       RETURNING ${COLUMNS}`,
+      [
+        id,
+        clientId,
+        patch.url ?? null,
+        patch.description !== undefined,
+        patch.description ?? null,
+        patch.eventTypes ?? null,
+        patch.enabled ?? null,
+      ],
+    );
+    return firstRow(rows);
+  }
+
+  async delete(clientId: string, id: string): Promise<boolean> {
+    if (!isUuid(id)) return false;
+    const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(
+      `DELETE FROM webhook_endpoints WHERE id = $1::uuid AND client_id = $2::uuid RETURNING id`,
+      [id, clientId],
+    );
+    return firstRow(rows) !== null;
+  }
+
+  /** The new secret signs from now; the current one keeps signing until `graceMs` from now (none when 0). */
+  async rotate(clientId: string, id: string, secret: Buffer, graceMs: number): Promise<EndpointRow | null> {
+    if (!isUuid(id)) return null;
+    const rows = await this.dataSource.query<[EndpointRow[], number] | EndpointRow[]>(
+      `UPDATE webhook_endpoints SET
+         previous_secret = CASE WHEN $4::int > 0 THEN secret END,
+         previous_secret_until = CASE WHEN $4::int > 0 THEN clock_timestamp() + make_interval(secs => $4::int / 1000.0) END,
+         secret = $3, updated_at = clock_timestamp()
+       WHERE id = $1::uuid AND client_id = $2::uuid
+       RETURNING ${COLUMNS}`,
+      [id, clientId, secret, graceMs],
+    );
+    return firstRow(rows);
+  }
+}
+
+/** UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM. */
+export function firstRow<T>(result: [T[], number] | T[]): T | null {
+  const rows = Array.isArray(result[0]) ? result[0] : (result as T[]);
+  return rows[0] ?? null;
+}

@@ -1,0 +1,140 @@
+import { Body, Controller, Delete, Get, HttpCode, Param, Patch, Post, Query } from '@nestjs/common';
+import {
+  ApiAcceptedResponse,
+  ApiCreatedResponse,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiTags,
+} from '@nestjs/swagger';
+import { RequireScope } from '../auth/access.decorators';
+import type { ClientContext } from '../auth/client-context';
+import { CurrentClient } from '../auth/current-client.decorator';
+import { PageQueryDto } from '../common/dto/page-query.dto';
+import { ApiOkPage, type Page } from '../common/dto/page.dto';
+import { ApiErrorResponse } from '../common/openapi';
+import { ListDeliveriesQueryDto, WebhookDeliveryResponseDto } from './dto/webhook-delivery.dto';
+import {
+  CreatedWebhookEndpointResponseDto,
+  CreateWebhookEndpointDto,
+  PingResponseDto,
+  UpdateWebhookEndpointDto,
+  WebhookEndpointResponseDto,
+} from './dto/webhook-endpoint.dto';
+import type { DeliveryView, EndpointView } from './webhook-endpoint.mapper';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
+
+const NOT_FOUND = 'NOT_FOUND: no such endpoint for this client';
+
+/** Webhook endpoints (docs/webhooks.md): each client manages and sees only its own. */
+@ApiTags('webhooks')
+@Controller('v1/webhooks/endpoints')
+@RequireScope('webhooks:write')
+export class WebhookEndpointsController {
+  constructor(private readonly endpoints: WebhookEndpointsService) {}
+
+  @Post()
+  @ApiOperation({ summary: 'Register an endpoint; its signing secret is in this answer only' })
+  @ApiCreatedResponse({ type: CreatedWebhookEndpointResponseDto })
+  @ApiErrorResponse(409, 'CONFLICT: the client has WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT endpoints already')
+  create(
+    @CurrentClient() client: ClientContext,
+    @Body() body: CreateWebhookEndpointDto,
+  ): Promise<EndpointView & { secret: string }> {
+    return this.endpoints.create(client, body);
+  }
+
+  @Get()
+  @ApiOperation({ summary: "The client's endpoints, newest first" })
+  @ApiOkPage(WebhookEndpointResponseDto)
+  list(@CurrentClient() client: ClientContext, @Query() query: PageQueryDto): Promise<Page<EndpointView>> {
+    return this.endpoints.list(client, query.limit, query.cursor);
+  }
+
+  @Get(':id')
+  @ApiOperation({ summary: 'One endpoint (never its secret); a disabled one says why' })
+  @ApiOkResponse({ type: WebhookEndpointResponseDto })
+  @ApiErrorResponse(404, NOT_FOUND)
+  get(@CurrentClient() client: ClientContext, @Param('id') id: string): Promise<EndpointView> {
+    return this.endpoints.get(client, id);
+  }
+
+  @Patch(':id')
+  @ApiOperation({
+    summary: 'Change url, description, event types or enabled (enabling clears the disabled reason)',
+  })
+  @ApiOkResponse({ type: WebhookEndpointResponseDto })
+  @ApiErrorResponse(404, NOT_FOUND)
+  update(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+    @Body() body: UpdateWebhookEndpointDto,
+  ): Promise<EndpointView> {
+    return this.endpoints.update(client, id, body);
+  }
+
+  @Delete(':id')
+  @HttpCode(204)
+  @ApiOperation({ summary: 'Delete the endpoint and its delivery log' })
+  @ApiNoContentResponse()
+  @ApiErrorResponse(404, NOT_FOUND)
+  async delete(@CurrentClient() client: ClientContext, @Param('id') id: string): Promise<void> {
+    await this.endpoints.delete(client, id);
+  }
+
+  @Post(':id/rotate-secret')
+  @HttpCode(200)
+  @ApiOperation({
+    summary:
+      'A new signing secret (in this answer only); the old one keeps signing for WEBHOOKS_SECRET_GRACE_MS',
+  })
+  @ApiOkResponse({ type: CreatedWebhookEndpointResponseDto })
+  @ApiErrorResponse(404, NOT_FOUND)
+  rotateSecret(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+  ): Promise<EndpointView & { secret: string }> {
+    return this.endpoints.rotateSecret(client, id);
+  }
+
+  @Post(':id/ping')
+  @HttpCode(202)
+  @ApiOperation({
+    summary: 'Send a signed webhook.ping to this endpoint now (its outcome is in the delivery log)',
+  })
+  @ApiAcceptedResponse({ type: PingResponseDto })
+  @ApiErrorResponse(404, NOT_FOUND)
+  @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled')
+  ping(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+  ): Promise<{ event_id: string; delivery_id: string }> {
+    return this.endpoints.ping(client, id);
+  }
+
+  @Get(':id/deliveries')
+  @ApiOperation({ summary: "The endpoint's deliveries, newest first: status, tries, last answer, next try" })
+  @ApiOkPage(WebhookDeliveryResponseDto)
+  @ApiErrorResponse(404, NOT_FOUND)
+  deliveries(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+    @Query() query: ListDeliveriesQueryDto,
+  ): Promise<Page<DeliveryView>> {
+    return this.endpoints.deliveries(client, id, query.limit, query.cursor, query.status);
+  }
+
+  @Post(':id/deliveries/:deliveryId/retry')
+  @HttpCode(202)
+  @ApiOperation({ summary: 'Send the delivery again now, same webhook-id (whatever its status)' })
+  @ApiAcceptedResponse({ type: WebhookDeliveryResponseDto })
+  @ApiErrorResponse(404, 'NOT_FOUND: no such endpoint or delivery for this client')
+  @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled, or the delivery is being sent right now')
+  retry(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+    @Param('deliveryId') deliveryId: string,
+  ): Promise<DeliveryView> {
+    return this.endpoints.retry(client, id, deliveryId);
+  }
+}

@@ -1,0 +1,176 @@
+import { Injectable } from '@nestjs/common';
+import type { ClientContext } from '../auth/client-context';
+import type { Page } from '../common/dto/page.dto';
+import { KeysetCursorCodec } from '../common/keyset-cursor';
+import { keysetPage } from '../common/keyset-page';
+import { WebhooksConfig } from '../config/webhooks.config';
+import { AddressPolicy } from './address.policy';
+import { DeliveryWorker } from './delivery.worker';
+import { endpointUrlProblems } from './endpoint-url';
+import { OutboxRepository } from './outbox.repository';
+import { SecretBox } from './secret-box';
+import { WebhookDeliveryRepository, type DeliveryStatus } from './webhook-delivery.repository';
+import {
+  toDeliveryView,
+  toEndpointView,
+  type DeliveryView,
+  type EndpointView,
+} from './webhook-endpoint.mapper';
+import { WebhookEndpointRepository, isUuid, type EndpointPatch } from './webhook-endpoint.repository';
+import { OPERATOR_EVENT_TYPES } from './webhook-events';
+import { newSigningSecret } from './webhook-signature';
+import { WebhooksErrors } from './webhooks.errors';
+
+export interface EndpointInput {
+  url: string;
+  description?: string | null;
+  event_types?: string[];
+  enabled?: boolean;
+}
+
+/** The endpoints API (`/v1/webhooks/endpoints`): each client sees and changes only its own endpoints. */
+@Injectable()
+export class WebhookEndpointsService {
+  constructor(
+    private readonly endpoints: WebhookEndpointRepository,
+    private readonly deliveryRepo: WebhookDeliveryRepository,
+    private readonly outbox: OutboxRepository,
+    private readonly worker: DeliveryWorker,
+    private readonly box: SecretBox,
+    private readonly policy: AddressPolicy,
+    private readonly cursors: KeysetCursorCodec,
+    private readonly config: WebhooksConfig,
+  ) {}
+
+  /** A new endpoint and its secret (`whsec_…`, shown in this answer only). */
+  async create(client: ClientContext, input: EndpointInput): Promise<EndpointView & { secret: string }> {
+    this.checkUrl(input.url);
+    const operator = client.scopes.includes('admin');
+    const eventTypes = this.checkTypes(input.event_types ?? [], operator);
+    const secret = newSigningSecret();
+    const row = await this.endpoints.create(
+      {
+        clientId: client.id,
+        url: input.url,
+        description: input.description ?? null,
+        eventTypes,
+        operatorEvents: operator,
+        enabled: input.enabled ?? true,
+        secret: this.box.seal(secret),
+      },
+      this.config.WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT,
+    );
+    if (!row) throw WebhooksErrors.tooManyEndpoints(this.config.WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT);
+    return { ...toEndpointView(row), secret };
+  }
+
+  async list(client: ClientContext, limit: number, cursor: string | undefined): Promise<Page<EndpointView>> {
+    const binding = { sort: 'created_desc', filters: { client: client.id } };
+    const after = cursor === undefined ? null : this.position(cursor, binding);
+    const rows = await this.endpoints.page(client.id, limit, after);
+    const page = keysetPage(rows, limit, (r) => [r.created_key, r.id], this.cursors, binding);
+    return { items: page.items.map(toEndpointView), next_cursor: page.next_cursor };
+  }
+
+  async get(client: ClientContext, id: string): Promise<EndpointView> {
+    const row = await this.endpoints.get(client.id, id);
+    if (!row) throw WebhooksErrors.endpointNotFound();
+    return toEndpointView(row);
+  }
+
+  async update(client: ClientContext, id: string, input: Partial<EndpointInput>): Promise<EndpointView> {
+    if (input.url !== undefined) this.checkUrl(input.url);
+    const patch: EndpointPatch = {
+      url: input.url,
+      description: input.description,
+      eventTypes:
+        input.event_types === undefined
+          ? undefined
+          : this.checkTypes(input.event_types, client.scopes.includes('admin')),
+      enabled: input.enabled,
+    };
+    const row = await this.endpoints.update(client.id, id, patch);
+    if (!row) throw WebhooksErrors.endpointNotFound();
+    return toEndpointView(row);
+  }
+
+  async delete(client: ClientContext, id: string): Promise<void> {
+    if (!(await this.endpoints.delete(client.id, id))) throw WebhooksErrors.endpointNotFound();
+  }
+
+  /** A new secret (shown once); the current one keeps signing alongside it for WEBHOOKS_SECRET_GRACE_MS. */
+  async rotateSecret(client: ClientContext, id: string): Promise<EndpointView & { secret: string }> {
+    const secret = newSigningSecret();
+    const row = await this.endpoints.rotate(
+      client.id,
+      id,
+      this.box.seal(secret),
+      this.config.WEBHOOKS_SECRET_GRACE_MS,
+    );
+    if (!row) throw WebhooksErrors.endpointNotFound();
+    return { ...toEndpointView(row), secret };
+  }
+
+  /** A `webhook.ping` event delivered to this endpoint only, sent at once on this replica. */
+  async ping(client: ClientContext, id: string): Promise<{ event_id: string; delivery_id: string }> {
+    const endpoint = await this.endpoints.get(client.id, id);
+    if (!endpoint) throw WebhooksErrors.endpointNotFound();
+    if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    const { eventId, deliveryId } = await this.outbox.ping(client.id, endpoint.id);
+    this.worker.wake(deliveryId);
+    return { event_id: eventId, delivery_id: deliveryId };
+  }
+
+  async deliveries(
+    client: ClientContext,
+    endpointId: string,
+    limit: number,
+    cursor: string | undefined,
+    status: DeliveryStatus | undefined,
+  ): Promise<Page<DeliveryView>> {
+    const endpoint = await this.endpoints.get(client.id, endpointId);
+    if (!endpoint) throw WebhooksErrors.endpointNotFound();
+    const binding = { sort: 'created_desc', filters: { endpoint: endpoint.id, status } };
+    const after = cursor === undefined ? null : this.position(cursor, binding);
+    const rows = await this.deliveryRepo.page(endpoint.id, limit, after, status);
+    const page = keysetPage(rows, limit, (r) => [r.created_key, r.id], this.cursors, binding);
+    return { items: page.items.map(toDeliveryView), next_cursor: page.next_cursor };
+  }
+
+  /** Sends the delivery again now (same webhook-id), whatever its status; 409 while it is being sent. */
+  async retry(client: ClientContext, endpointId: string, deliveryId: string): Promise<DeliveryView> {
+    const endpoint = await this.endpoints.get(client.id, endpointId);
+    if (!endpoint) throw WebhooksErrors.endpointNotFound();
+    if (!isUuid(deliveryId) || !(await this.deliveryRepo.one(endpoint.id, deliveryId)))
+      throw WebhooksErrors.deliveryNotFound();
+    if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    const row = await this.deliveryRepo.retry(endpoint.id, deliveryId);
+    if (row === null) throw WebhooksErrors.deliveryNotFound();
+    if (row === 'busy') throw WebhooksErrors.deliveryBusy();
+    this.worker.wake(row.id);
+    return toDeliveryView(row);
+  }
+
+  private checkUrl(url: string): void {
+    const problems = endpointUrlProblems(url, this.policy);
+    if (problems.length > 0) throw WebhooksErrors.badUrl(problems);
+  }
+
+  private checkTypes(types: string[], operator: boolean): string[] {
+    const refused = operator
+      ? []
+      : types.filter((t) => (OPERATOR_EVENT_TYPES as readonly string[]).includes(t));
+    if (refused.length > 0) throw WebhooksErrors.operatorTypes(refused);
+    return [...new Set(types)];
+  }
+
+  private position(
+    cursor: string,
+    binding: { sort: string; filters: Record<string, string | undefined> },
+  ): [string, string] {
+    const [created, id] = this.cursors.decode(cursor, binding);
+    if (typeof created !== 'string' || typeof id !== 'string' || !isUuid(id))
+      throw WebhooksErrors.badCursor('cursor');
+    return [created, id];
+  }
+}

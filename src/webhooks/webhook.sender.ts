@@ -1,0 +1,141 @@
+import * as http from 'node:http';
+import * as https from 'node:https';
+import { isIP, type LookupFunction } from 'node:net';
+import { Injectable } from '@nestjs/common';
+import { WebhooksConfig } from '../config/webhooks.config';
+import { AddressPolicy } from './address.policy';
+import { HostResolver, type ResolvedAddress } from './host.resolver';
+
+/** Longest response excerpt kept in the delivery log. */
+export const EXCERPT_MAX_CHARS = 500;
+const EXCERPT_READ_BYTES = 2048;
+const USER_AGENT = 'ticket-resale-bff-webhooks/1';
+
+/** What one send came to. */
+export type SendOutcome =
+  /** The receiver answered (any status: only 2xx counts as delivered; 3xx is never followed). */
+  | { kind: 'response'; status: number; excerpt: string; durationMs: number }
+  /** No answer: DNS, connection, TLS, timeout. */
+  | { kind: 'error'; reason: string; durationMs: number }
+  /** Not sent: the host resolves to an address the SSRF guard refuses. */
+  | { kind: 'refused'; reason: string; durationMs: number };
+
+/** Printable text only, cut to EXCERPT_MAX_CHARS (a receiver's answer goes into the delivery log). */
+export function excerptOf(bytes: Buffer): string {
+  const text = bytes
+    .toString('utf8')
+    .replace(/[^\x20-\x7e]+/g, ' ')
+    .trim();
+  return text.length > EXCERPT_MAX_CHARS ? `${text.slice(0, EXCERPT_MAX_CHARS - 1)}…` : text;
+}
+
+/**
+ * The one outbound HTTP client of webhooks (not the upstream: marketplace receivers, so not UpstreamClient). One
+ * POST, no redirects followed, `Connection: close`, bounded by WEBHOOKS_DELIVERY_TIMEOUT_MS from resolution to
+ * the response's first bytes. SSRF guard: the host is resolved here, at every send, every address checked
+ * against AddressPolicy, and the connection is pinned to the checked address (no second resolution a
+ * rebinding DNS server could answer differently).
+ */
+@Injectable()
+export class WebhookSender {
+  constructor(
+    private readonly resolver: HostResolver,
+    private readonly policy: AddressPolicy,
+    private readonly config: WebhooksConfig,
+  ) {}
+
+  async send(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendOutcome> {
+    const started = performance.now();
+    const elapsed = (): number => Math.round(performance.now() - started);
+    const signal = AbortSignal.timeout(this.config.WEBHOOKS_DELIVERY_TIMEOUT_MS);
+    const url = new URL(rawUrl);
+    let target: ResolvedAddress;
+    try {
+      const addresses = await this.addressesOf(url.hostname, signal);
+      const refusals = addresses.map((a) => this.policy.refusal(a.address)).filter((r) => r !== null);
+      const first = addresses[0];
+      if (refusals.length > 0 || first === undefined)
+        return { kind: 'refused', reason: refusals[0] ?? 'the host has no address', durationMs: elapsed() };
+      target = first;
+    } catch (error) {
+      return { kind: 'error', reason: reasonOf(error, signal, this.config), durationMs: elapsed() };
+    }
+    try {
+      const { status, excerpt } = await this.post(url, target, headers, body, signal);
+      return { kind: 'response', status, excerpt, durationMs: elapsed() };
+    } catch (error) {
+      return { kind: 'error', reason: reasonOf(error, signal, this.config), durationMs: elapsed() };
+    }
+  }
+
+  private async addressesOf(hostname: string, signal: AbortSignal): Promise<ResolvedAddress[]> {
+    const literal = hostname.replace(/^\[|\]$/g, '');
+    const family = isIP(literal);
+    if (family !== 0) return [{ address: literal, family: family === 6 ? 6 : 4 }];
+    signal.throwIfAborted();
+    return new Promise<ResolvedAddress[]>((resolve, reject) => {
+      const aborted = (): void => reject(signal.reason as Error);
+      signal.addEventListener('abort', aborted, { once: true });
+      this.resolver
+        .resolve(literal)
+        .then(resolve, reject)
+        .finally(() => signal.removeEventListener('abort', aborted));
+    });
+  }
+
+  private post(
+    url: URL,
+    target: ResolvedAddress,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+  ): Promise<{ status: number; excerpt: string }> {
+    // The connection goes to the address just checked, whatever the name resolves to by now.
+    const pinned = ((_host, options, callback) => {
+      if (options.all) callback(null, [{ address: target.address, family: target.family }]);
+      else callback(null, target.address, target.family);
+    }) as LookupFunction;
+    const transport = url.protocol === 'https:' ? https : http;
+    return new Promise((resolve, reject) => {
+      const request = transport.request(
+        url,
+        {
+          method: 'POST',
+          agent: false,
+          lookup: pinned,
+          signal,
+          headers: {
+            ...headers,
+            'user-agent': USER_AGENT,
+            connection: 'close',
+            'content-length': String(Buffer.byteLength(body)),
+          },
+        },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          const done = (): void => {
+            response.destroy();
+            resolve({ status: response.statusCode ?? 0, excerpt: excerptOf(Buffer.concat(chunks)) });
+          };
+          response.on('data', (chunk: Buffer) => {
+            chunks.push(chunk);
+            size += chunk.length;
+            if (size >= EXCERPT_READ_BYTES) done();
+          });
+          response.on('end', done);
+          response.on('error', done);
+        },
+      );
+      request.on('error', reject);
+      request.end(body);
+    });
+  }
+}
+
+function reasonOf(error: unknown, signal: AbortSignal, config: WebhooksConfig): string {
+  if (signal.aborted) return `no answer within ${config.WEBHOOKS_DELIVERY_TIMEOUT_MS} ms`;
+  const code = (error as { code?: unknown }).code;
+  const message = error instanceof Error ? error.message : String(error);
+  return excerptOf(Buffer.from(typeof code === 'string' ? `${code}: ${message}` : message));
+}

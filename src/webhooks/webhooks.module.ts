@@ -1,0 +1,58 @@
+import { Module } from '@nestjs/common';
+import { PaginationModule } from '../common/pagination.module';
+import { AuthConfig } from '../config/auth.config';
+import { WebhooksConfig } from '../config/webhooks.config';
+import { DurableWorkModule } from '../durable-work/durable-work.module';
+import { AddressPolicy } from './address.policy';
+import { DeliveryWorker } from './delivery.worker';
+import { HostResolver } from './host.resolver';
+import { NotificationsController } from './notifications.controller';
+import { NotificationsService } from './notifications.service';
+import { OutboxPruner } from './outbox.pruner';
+import { OutboxRepository } from './outbox.repository';
+import { SecretBox } from './secret-box';
+import { WebhookDeliveryRepository } from './webhook-delivery.repository';
+import { WebhookEndpointRepository } from './webhook-endpoint.repository';
+import { WebhookEndpointsController } from './webhook-endpoints.controller';
+import { WebhookEndpointsService } from './webhook-endpoints.service';
+import { WebhookSender } from './webhook.sender';
+import { WebhooksMetrics } from './webhooks.metrics';
+import { WebhooksService } from './webhooks.service';
+
+/**
+ * Webhooks (docs/webhooks.md): the transactional outbox other modules append to (WebhooksService, the only
+ * export), endpoints, Standard Webhooks delivery on the durable-work block, the delivery log and the catch-up
+ * feed. Sends to marketplace receivers with node:http(s) (WebhookSender): the one outbound HTTP besides
+ * upstream/. WebhooksConfig comes from AppConfigModule, AuthConfig from the global AuthModule, MetricsService from
+ * the global MetricsModule.
+ */
+@Module({
+  imports: [DurableWorkModule, PaginationModule],
+  controllers: [WebhookEndpointsController, NotificationsController],
+  providers: [
+    WebhooksService,
+    WebhookEndpointsService,
+    NotificationsService,
+    OutboxRepository,
+    WebhookEndpointRepository,
+    WebhookDeliveryRepository,
+    DeliveryWorker,
+    OutboxPruner,
+    WebhookSender,
+    HostResolver,
+    WebhooksMetrics,
+    {
+      provide: AddressPolicy,
+      useFactory: (config: WebhooksConfig) => new AddressPolicy(config.production),
+      inject: [WebhooksConfig],
+    },
+    {
+      provide: SecretBox,
+      useFactory: (config: WebhooksConfig, auth: AuthConfig) =>
+        SecretBox.from(config.WEBHOOKS_SECRET_KEY, auth.pepper),
+      inject: [WebhooksConfig, AuthConfig],
+    },
+  ],
+  exports: [WebhooksService],
+})
+export class WebhooksModule {}

@@ -1,0 +1,136 @@
+import { Client } from 'pg';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { ProcessGroup } from '../../bench/chaos/processes';
+import { SandboxProcess } from '../../bench/chaos/sandbox-process';
+import { replicaEnv } from '../../bench/chaos/service-env';
+import { ServiceReplica } from '../../bench/chaos/service-replica';
+import { generateApiKey } from '../../src/auth/api-key';
+import { appendStatement } from '../../src/webhooks/outbox.repository';
+import type { NewEvent } from '../../src/webhooks/webhook-events';
+import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { waitUntil } from '../support/wait';
+import { WebhookReceiver } from '../support/webhook-receiver';
+
+const EVENTS = 60;
+
+/**
+ * Deliveries across two real service processes on one database (issue 24): every event reaches the receiver
+ * exactly once while both replicas' workers race for the deliveries; a replica killed with SIGKILL while its send
+ * waits for the receiver's answer leaves the delivery to the other one, which re-sends the same webhook-id after
+ * the lease runs out (the only duplicate, and counted at the receiver).
+ */
+describe('Webhooks across two replicas (e2e: two service processes, one receiver)', () => {
+  const group = new ProcessGroup();
+  const apiKey = generateApiKey();
+  let sandbox: SandboxProcess;
+  let a: ServiceReplica;
+  let b: ServiceReplica;
+  let receiver: WebhookReceiver;
+  let databaseUrl = '';
+  let db: Client;
+  let clientId = '';
+
+  beforeAll(async () => {
+    receiver = await WebhookReceiver.start();
+    sandbox = await SandboxProcess.start(group, { seed: 'hooks' });
+    databaseUrl = await createDatabaseFromTemplate(inject('databaseAdminUrl'));
+    db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    const env = () =>
+      replicaEnv({
+        databaseUrl,
+        sandboxUrl: sandbox.url,
+        apiKey,
+        extra: {
+          SYNC_ENABLED: 'false',
+          SYNC_ON_STARTUP: 'false',
+          LOG_LEVEL: 'info',
+          WEBHOOKS_WORKER_INTERVAL_MS: '50',
+          WEBHOOKS_WORKER_CONCURRENCY: '8',
+          WEBHOOKS_DELIVERY_TIMEOUT_MS: '5000',
+          WEBHOOKS_LEASE_MS: '6000',
+        },
+      });
+    a = await ServiceReplica.create('hooks-a', group, env());
+    b = await ServiceReplica.create('hooks-b', group, env());
+    await a.start();
+    await b.start();
+    const res = await fetch(`${a.url}/v1/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: receiver.url }),
+    });
+    if (res.status !== 201) throw new Error(`endpoint not registered: ${res.status}`);
+    const me = await fetch(`${b.url}/v1/me`, { headers: { authorization: `Bearer ${apiKey}` } });
+    clientId = ((await me.json()) as { id: string }).id;
+  }, 180_000);
+  afterAll(async () => {
+    await group.stopAll();
+    await db?.end();
+    await receiver?.close();
+    if (databaseUrl) await dropDatabase(inject('databaseAdminUrl'), databaseUrl);
+  });
+
+  /** Appends `n` events for the client in one transaction of the test (the outbox's own statement). */
+  const append = async (n: number, tag: string): Promise<string[]> => {
+    const events: NewEvent[] = Array.from({ length: n }, (_, i) => ({
+      type: 'order.state_changed',
+      clientId,
+      data: { order_id: `${tag}-${i}`, state: 'submitted', previous_state: 'signed', attempt: 1 },
+    }));
+    const { statement, ids } = appendStatement(events);
+    await db.query(statement.text, statement.values);
+    return ids;
+  };
+  const statuses = async (ids: string[]) =>
+    (
+      await db.query<{ status: string; n: number }>(
+        `SELECT status, count(*)::int AS n FROM webhook_deliveries WHERE event_id = ANY($1) GROUP BY status`,
+        [ids],
+      )
+    ).rows;
+
+  it('both replicas deliver: each event arrives exactly once', async () => {
+    receiver.answer = () => 200;
+    const ids = await append(EVENTS, 'race');
+
+    await waitUntil(
+      async () => (await statuses(ids)).some((s) => s.status === 'delivered' && s.n === EVENTS),
+      60_000,
+    );
+    const counts = receiver.counts();
+    expect(ids.map((id) => counts.get(id) ?? 0)).toEqual(ids.map(() => 1));
+    // Both replicas sent some (at most 8 at once each, 60 due at once): a race, not one replica's work.
+    expect(a.output()).toContain('"outcome":"delivered"');
+    expect(b.output()).toContain('"outcome":"delivered"');
+    const held = await db.query(`SELECT 1 FROM webhook_deliveries WHERE lease_owner IS NOT NULL`);
+    expect(held.rows).toEqual([]);
+  }, 90_000);
+
+  it('a replica killed mid-send: the other re-sends the same webhook-id after the lease, once', async () => {
+    const [id] = await append(1, 'crash');
+    // The first send of this event gets no answer until the sender is gone.
+    receiver.answer = (r) => (r.id === id && (receiver.counts().get(id) ?? 0) === 1 ? 'hold' : 200);
+    await waitUntil(() => receiver.heldCount === 1, 20_000);
+    const { rows } = await db.query<{ owner: string }>(
+      `SELECT lease_owner AS owner FROM webhook_deliveries WHERE event_id = $1`,
+      [id],
+    );
+    const pid = Number(rows[0]?.owner.split(':')[1]);
+    const [victim, survivor] = a.proc?.pid === pid ? [a, b] : [b, a];
+    expect(victim.proc?.pid).toBe(pid);
+
+    await victim.kill9();
+    receiver.releaseHeld();
+    await waitUntil(async () => (await statuses([id ?? ''])).some((s) => s.status === 'delivered'), 60_000);
+
+    expect(receiver.counts().get(id ?? '')).toBe(2);
+    expect(survivor.output()).toContain('durable work lease expired, taken over');
+    const [row] = (
+      await db.query<{ attempts: number }>(`SELECT attempts FROM webhook_deliveries WHERE event_id = $1`, [
+        id,
+      ])
+    ).rows;
+    expect(row?.attempts).toBe(2);
+  }, 90_000);
+});

@@ -1,0 +1,335 @@
+import type { Pool, PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { pgPool } from '../../src/database/data-source';
+import { OutboxRepository } from '../../src/webhooks/outbox.repository';
+import { SecretBox } from '../../src/webhooks/secret-box';
+import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository';
+import { WebhookEndpointRepository } from '../../src/webhooks/webhook-endpoint.repository';
+import type { NewEvent } from '../../src/webhooks/webhook-events';
+import { durableWorkFor } from '../support/durable-work';
+import { openTestDataSource, type TestDataSource } from '../support/test-database';
+import { waitUntil } from '../support/wait';
+
+const START = { xactId: '0', position: '0' };
+
+const created = (clientId: string, order = 'o-1'): NewEvent => ({
+  type: 'order.created',
+  clientId,
+  data: {
+    order_id: order,
+    state: 'created',
+    buyer_subject: 'alice',
+    event_id: '1',
+    ticket_id: '2',
+    expected_price_minor: '1500',
+  },
+});
+const confirmed = (clientId: string, order = 'o-1'): NewEvent => ({
+  type: 'order.confirmed',
+  clientId,
+  data: {
+    order_id: order,
+    state: 'confirmed',
+    attempt: 1,
+    event_id: '1',
+    ticket_id: '2',
+    price_minor: '18446744073709551615',
+    failure: null,
+    transaction_signature: 'sig',
+  },
+});
+
+let clients = 0;
+/** An API client row with `scope` (each with its own key prefix). */
+async function insertClient(dataSource: DataSource, scope: string): Promise<string> {
+  const [row] = await dataSource.query<{ id: string }[]>(
+    `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+     VALUES ('t', $1::text, sha256(convert_to($1::text, 'UTF8')), ARRAY[$2]) RETURNING id`,
+    [`trb_live_hooks${String(++clients).padStart(6, '0')}`, scope],
+  );
+  if (!row) throw new Error('client not inserted');
+  return row.id;
+}
+
+describe(OutboxRepository.name, () => {
+  let db: TestDataSource;
+  let dataSource: DataSource;
+  let pool: Pool;
+  let sut: OutboxRepository;
+  let endpoints: WebhookEndpointRepository;
+  let clientA: string;
+  let clientB: string;
+  let admin: string;
+  const box = SecretBox.from(undefined, 'a-pepper-of-at-least-thirty-two-characters');
+
+  const syncDone: NewEvent = {
+    type: 'sync.pass_completed',
+    clientId: null,
+    data: { pass_id: 'p-1', resource: 'listings', scope: 'all', items: 10, upserted: 2, removed: 1 },
+  };
+  const endpoint = async (clientId: string, eventTypes: string[] = [], enabled = true, operator = false) => {
+    const row = await endpoints.create(
+      {
+        clientId,
+        url: 'https://hooks.example.com/',
+        description: null,
+        eventTypes,
+        operatorEvents: operator,
+        enabled,
+        secret: box.seal('whsec_AAAA'),
+      },
+      100,
+    );
+    if (!row) throw new Error('endpoint not created');
+    return row.id;
+  };
+  const deliveriesOf = (eventIds: string[]) =>
+    dataSource.query<{ event_id: string; endpoint_id: string; status: string }[]>(
+      `SELECT event_id, endpoint_id::text, status FROM webhook_deliveries WHERE event_id = ANY($1) ORDER BY event_id, endpoint_id`,
+      [eventIds],
+    );
+  /** A pg client in its own open transaction. */
+  const begin = async (): Promise<PoolClient> => {
+    const client = await pool.connect();
+    await client.query('BEGIN');
+    return client;
+  };
+
+  beforeAll(async () => {
+    db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 6 });
+    dataSource = db.dataSource;
+    pool = pgPool(dataSource);
+    sut = new OutboxRepository(dataSource);
+    endpoints = new WebhookEndpointRepository(dataSource);
+    clientA = await insertClient(dataSource, 'orders:write');
+    clientB = await insertClient(dataSource, 'orders:write');
+    admin = await insertClient(dataSource, 'admin');
+  });
+  afterAll(() => db?.close());
+  beforeEach(async () => {
+    await dataSource.query(`DELETE FROM webhook_endpoints`);
+    await dataSource.query(`DELETE FROM outbox_events`);
+  });
+
+  it('appends in the caller’s transaction: a rollback leaves neither the events nor their deliveries', async () => {
+    await endpoint(clientA);
+    let ids: string[] = [];
+
+    await expect(
+      dataSource.transaction(async (manager) => {
+        ids = await sut.append(manager, [created(clientA), confirmed(clientA)]);
+        throw new Error('the state change failed');
+      }),
+    ).rejects.toThrow('the state change failed');
+
+    expect(ids).toHaveLength(2);
+    expect(await dataSource.query(`SELECT id FROM outbox_events WHERE id = ANY($1)`, [ids])).toEqual([]);
+    expect(await deliveriesOf(ids)).toEqual([]);
+  });
+
+  it('fans out in the same statement: one pending delivery per matching enabled endpoint of the owner', async () => {
+    const all = await endpoint(clientA);
+    const confirmations = await endpoint(clientA, ['order.confirmed']);
+    await endpoint(clientA, [], false);
+    await endpoint(clientB);
+    const operator = await endpoint(admin, [], true, true);
+
+    const ids = await dataSource.transaction((manager) =>
+      sut.append(manager, [created(clientA), confirmed(clientA), syncDone]),
+    );
+
+    const [createdId, confirmedId, syncId] = ids as [string, string, string];
+    expect(await deliveriesOf(ids)).toEqual(
+      [
+        { event_id: createdId, endpoint_id: all, status: 'pending' },
+        { event_id: confirmedId, endpoint_id: all, status: 'pending' },
+        { event_id: confirmedId, endpoint_id: confirmations, status: 'pending' },
+        { event_id: syncId, endpoint_id: operator, status: 'pending' },
+      ].sort((a, b) => (a.event_id + a.endpoint_id < b.event_id + b.endpoint_id ? -1 : 1)),
+    );
+    const [row] = await dataSource.query<{ payload: Record<string, unknown>; xact_id: string }[]>(
+      `SELECT payload, xact_id::text FROM outbox_events WHERE id = $1`,
+      [confirmedId],
+    );
+    expect(row?.payload.price_minor).toBe('18446744073709551615');
+  });
+
+  it('appends through a pg client between BEGIN and COMMIT too, and writes bigint as decimal strings', async () => {
+    const client = await begin();
+    const event = created(clientA);
+    (event.data as unknown as Record<string, unknown>).expected_price_minor = 18446744073709551615n;
+    try {
+      const [id] = await sut.append(client, [event]);
+      await client.query('COMMIT');
+      const [row] = await dataSource.query<{ payload: { expected_price_minor: unknown } }[]>(
+        `SELECT payload FROM outbox_events WHERE id = $1`,
+        [id],
+      );
+      expect(row?.payload.expected_price_minor).toBe('18446744073709551615');
+    } finally {
+      client.release();
+    }
+  });
+
+  describe('feed', () => {
+    it('is gap-free: an event committed first but written by a younger transaction waits for the older one', async () => {
+      const older = await begin();
+      const younger = await begin();
+      try {
+        const [first] = await sut.append(older, [created(clientA, 'first')]);
+        const [second] = await sut.append(younger, [created(clientA, 'second')]);
+        await younger.query('COMMIT');
+
+        // The younger transaction committed, but the older one might still commit below it: nothing is served.
+        expect(await sut.feed(clientA, false, START, 10)).toEqual([]);
+
+        await older.query('COMMIT');
+        await waitUntil(async () => (await sut.feed(clientA, false, START, 10)).length === 2, 10_000, 50);
+        const rows = await sut.feed(clientA, false, START, 10);
+        expect(rows.map((r) => r.id)).toEqual([first, second]);
+        // Resuming after the first returns exactly the second.
+        const after = { xactId: rows[0]?.xact_id ?? '', position: rows[0]?.position ?? '' };
+        expect((await sut.feed(clientA, false, after, 10)).map((r) => r.id)).toEqual([second]);
+      } finally {
+        for (const client of [older, younger]) {
+          await client.query('ROLLBACK');
+          client.release();
+        }
+      }
+    });
+
+    it('a rolled-back transaction holds nothing back and leaves nothing behind', async () => {
+      const aborted = await begin();
+      try {
+        await sut.append(aborted, [created(clientA, 'aborted')]);
+        const [kept] = await dataSource.transaction((m) => sut.append(m, [created(clientA, 'kept')]));
+        await aborted.query('ROLLBACK');
+
+        await waitUntil(async () => (await sut.feed(clientA, false, START, 10)).length === 1, 10_000, 50);
+        expect((await sut.feed(clientA, false, START, 10)).map((r) => r.id)).toEqual([kept]);
+      } finally {
+        await aborted.query('ROLLBACK');
+        aborted.release();
+      }
+    });
+
+    it('serves a client its own events only; operator events to an operator read', async () => {
+      const ids = await dataSource.transaction((m) =>
+        sut.append(m, [created(clientA), created(clientB), syncDone]),
+      );
+      await waitUntil(async () => (await sut.feed(admin, true, START, 10)).length === 1, 10_000, 50);
+
+      expect((await sut.feed(clientA, false, START, 10)).map((r) => r.id)).toEqual([ids[0]]);
+      expect((await sut.feed(clientB, false, START, 10)).map((r) => r.id)).toEqual([ids[1]]);
+      expect((await sut.feed(admin, true, START, 10)).map((r) => r.id)).toEqual([ids[2]]);
+      expect((await sut.feed(admin, false, START, 10)).map((r) => r.id)).toEqual([]);
+    });
+  });
+
+  describe('pruning', () => {
+    it('deletes a prefix older than the retention with its deliveries, and moves the horizon to its end', async () => {
+      await endpoint(clientA);
+      const old = await dataSource.transaction((m) =>
+        sut.append(m, [created(clientA, 'o1'), created(clientA, 'o2')]),
+      );
+      const recent = await dataSource.transaction((m) => sut.append(m, [created(clientA, 'r1')]));
+      await dataSource.query(
+        `UPDATE outbox_events SET occurred_at = clock_timestamp() - interval '40 days' WHERE id = ANY($1)`,
+        [old],
+      );
+      const [last] = await dataSource.query<{ xact_id: string; position: string }[]>(
+        `SELECT xact_id::text, position::text FROM outbox_events WHERE id = $1`,
+        [old[1]],
+      );
+
+      expect(await sut.pruneBatch(30)).toBe(2);
+
+      expect(await sut.horizon()).toEqual({ xactId: last?.xact_id, position: last?.position });
+      expect(
+        (await dataSource.query<{ id: string }[]>(`SELECT id FROM outbox_events`)).map((r) => r.id),
+      ).toEqual(recent);
+      expect(await deliveriesOf(old)).toEqual([]);
+      expect(await sut.pruneBatch(30)).toBe(0);
+    });
+  });
+});
+
+describe(WebhookDeliveryRepository.name, () => {
+  let db: TestDataSource;
+  let dataSource: DataSource;
+  let outbox: OutboxRepository;
+  let clientId: string;
+  const box = SecretBox.from(undefined, 'a-pepper-of-at-least-thirty-two-characters');
+
+  beforeAll(async () => {
+    db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 6 });
+    dataSource = db.dataSource;
+    outbox = new OutboxRepository(dataSource);
+    clientId = await insertClient(dataSource, 'orders:write');
+    await new WebhookEndpointRepository(dataSource).create(
+      {
+        clientId,
+        url: 'https://hooks.example.com/',
+        description: null,
+        eventTypes: [],
+        operatorEvents: false,
+        enabled: true,
+        secret: box.seal('whsec_AAAA'),
+      },
+      10,
+    );
+  });
+  afterAll(() => db?.close());
+
+  const appendMany = (n: number) =>
+    dataSource.transaction((m) =>
+      outbox.append(
+        m,
+        Array.from({ length: n }, (_, i) => ({
+          type: 'webhook.ping' as const,
+          clientId,
+          data: { endpoint_id: `e-${i}` },
+        })),
+      ),
+    );
+
+  it('two replicas claiming at once take each delivery once, under distinct tokens', async () => {
+    await appendMany(40);
+    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+
+    const claims = (await Promise.all([a, b, a, b].map((sut) => sut.claimDue(15, 60_000)))).flat();
+
+    expect(claims).toHaveLength(40);
+    expect(new Set(claims.map((c) => c.id)).size).toBe(40);
+    expect(new Set(claims.map((c) => c.token)).size).toBe(40);
+    await dataSource.query(`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL`);
+  });
+
+  it("a sender whose lease ran out is fenced off: the new holder's record stands, the stale one changes nothing", async () => {
+    await appendMany(1);
+    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+    const [stale] = await a.claimDue(1, 200);
+    if (!stale) throw new Error('nothing claimed');
+    expect(await b.claimDue(1, 60_000)).toEqual([]);
+
+    await new Promise((r) => setTimeout(r, 300));
+    const [current] = await b.claimDue(1, 60_000);
+
+    expect(current?.id).toBe(stale.id);
+    expect(BigInt(current?.token ?? 0)).toBeGreaterThan(BigInt(stale.token));
+    expect(await a.delivered(stale, { statusCode: 200, error: null, durationMs: 1 })).toBe(false);
+    expect(
+      (await a.failed(stale, { statusCode: 500, error: 'x', durationMs: 1 }, { kind: 'failed' }, 120))
+        .recorded,
+    ).toBe(false);
+    expect(await b.delivered(current ?? stale, { statusCode: 200, error: null, durationMs: 5 })).toBe(true);
+    const [row] = await dataSource.query<{ status: string; attempts: number }[]>(
+      `SELECT status, attempts FROM webhook_deliveries WHERE id = $1`,
+      [stale.id],
+    );
+    expect(row).toEqual({ status: 'delivered', attempts: 2 });
+  });
+});
