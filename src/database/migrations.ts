@@ -22,6 +22,7 @@ import { CreateWebhookEndpoints1795744114326 } from '../../migrations/1795744114
 import { CreateOutboxEvents1795744114756 } from '../../migrations/1795744114756-CreateOutboxEvents';
 import { CreateWebhookDeliveries1795744115188 } from '../../migrations/1795744115188-CreateWebhookDeliveries';
 import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
+import { CreateOutboxTriggers1795746593082 } from '../../migrations/1795746593082-CreateOutboxTriggers';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -52,4 +53,5 @@ export const MIGRATIONS = [
   CreateWebhookDeliveries1795744115188,
   CreateOutboxHorizon1795744115665,
   AddApiClientsSubjectBinding1795744217137,
+  CreateOutboxTriggers1795746593082,
 ];

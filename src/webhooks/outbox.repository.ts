@@ -17,19 +17,13 @@ export interface Statement {
 
 /**
  * The append: the events and, in the same statement, one delivery per matching enabled endpoint of the owner
- * (an operator event: of every admin endpoint). One parameter (the events as a JSON array), one round trip, one
- * plan whatever the batch. `occurred_at` and `xact_id` come from the database, in the caller's transaction.
+ * (an operator event: of every admin endpoint), through `outbox_append` — the SQL function the outbox triggers
+ * on orders, the ledger and sync passes call too (migrations/…-CreateOutboxTriggers.ts), so the fan-out rule
+ * lives in one place. One parameter (the events as a JSON array), one round trip, one plan whatever the batch.
+ * `occurred_at` and `xact_id` come from the database, in the caller's transaction.
  */
-export const APPEND_SQL = `WITH ev AS (
-    INSERT INTO outbox_events (id, type, version, client_id, payload)
-    SELECT x.id, x.type, x.version, x.client_id, x.data
-    FROM jsonb_to_recordset($1::jsonb) AS x(id text, type text, version smallint, client_id uuid, data jsonb)
-    RETURNING id, type, client_id)
-  INSERT INTO webhook_deliveries (endpoint_id, event_id, next_attempt_at)
-  SELECT e.id, ev.id, clock_timestamp()
-  FROM ev JOIN webhook_endpoints e ON e.enabled
-    AND (e.client_id = ev.client_id OR (ev.client_id IS NULL AND e.operator_events))
-    AND (cardinality(e.event_types) = 0 OR ev.type = ANY (e.event_types))`;
+export const APPEND_SQL = `SELECT outbox_append(x.id, x.type, x.version, x.client_id, x.data)
+  FROM jsonb_to_recordset($1::jsonb) AS x(id text, type text, version smallint, client_id uuid, data jsonb)`;
 
 /** A new event id: `evt_` + 32 hex digits (random), the `webhook-id` of every send of the event. */
 export function newEventId(): string {
