@@ -1,3 +1,4 @@
+import { createServer, type Server } from 'node:http';
 import { Client } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
 import { CheckoutConfig } from '../src/config/checkout.config';
@@ -128,6 +129,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
   const group = new ProcessGroup();
   const database = await provisionDatabase(process.env.DATABASE_URL || undefined);
   const db = new Client({ connectionString: database.url });
+  let receiver: Server | undefined;
   try {
     const sandbox = await SandboxProcess.start(group, {
       seed: 'bench-checkout',
@@ -165,6 +167,24 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     );
     await replica.start();
     await db.connect();
+    // One webhook endpoint registered (issue 24's target holds with it): every order's events fan out to a
+    // loopback receiver that answers 204, so the outbox triggers and the deliveries run alongside the orders.
+    let delivered = 0;
+    receiver = createServer((req, res) => {
+      req.resume();
+      req.on('end', () => {
+        delivered++;
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
+    const receiverPort = (receiver.address() as { port: number }).port;
+    const endpoint = await fetch(`${replica.url}/v1/webhooks/endpoints`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hooks`, description: 'bench receiver' }),
+    });
+    if (endpoint.status !== 201) throw new Error(`webhook endpoint not registered: ${endpoint.status}`);
     const protocol = await upstream<Record<string, string>>(`${sandbox.url}/indexer/protocol-config`);
     const total = orders * 2 + 10;
     // One buyer per ticket, each buying once, as real buyers do under the default per-buyer limits.
@@ -302,7 +322,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       ...steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`),
     ].join(', ');
     return {
-      name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms)`,
+      name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms, one webhook endpoint)`,
       rows: [
         [
           'service: POST → final_at',
@@ -333,6 +353,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
         ],
         ['median ms from the previous step to', breakdown],
         ['ledger (median ms)', ledgerBreakdown],
+        ['webhooks (one endpoint registered)', `${delivered} deliveries received during the run`],
         [
           'direct: median ms per phase',
           Object.entries(phases)
@@ -343,6 +364,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       targets: [{ what: `overhead p50 ${ms(p50)} < 5 ms`, ok: p50 < 5 }],
     };
   } finally {
+    receiver?.close();
     await db.end().catch(() => undefined);
     await group.stopAll();
     await database.close();
