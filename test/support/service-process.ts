@@ -28,10 +28,12 @@ export async function spawnService(
   child.stdout?.on('data', (c: Buffer) => (out += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (out += c.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(
-      () => reject(new Error(`service did not start in ${timeoutMs} ms:\n${out}`)),
-      timeoutMs,
-    );
+    const timer = setTimeout(() => {
+      clearInterval(poll);
+      // Not left running: a caller whose start failed has no handle to stop it with.
+      child.kill('SIGKILL');
+      reject(new Error(`service did not start in ${timeoutMs} ms:\n${out}`));
+    }, timeoutMs);
     const poll = setInterval(() => {
       const match = /"url":"(http:\/\/[^"]+)".*"msg":"ticket-resale-bff listening"/.exec(out);
       if (match) {
