@@ -15,6 +15,7 @@ import { CreateOrdersBuyerOpenIndex1795415873701 } from '../../migrations/179541
 import { CreateDurableWorkTokenSeq1795732118617 } from '../../migrations/1795732118617-CreateDurableWorkTokenSeq';
 import { AddOrdersLeaseToken1795732119064 } from '../../migrations/1795732119064-AddOrdersLeaseToken';
 import { AddLedgerTransactionsLeaseToken1795732119471 } from '../../migrations/1795732119471-AddLedgerTransactionsLeaseToken';
+import { CreateServiceReplicas1795744364926 } from '../../migrations/1795744364926-CreateServiceReplicas';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -38,4 +39,5 @@ export const MIGRATIONS = [
   CreateDurableWorkTokenSeq1795732118617,
   AddOrdersLeaseToken1795732119064,
   AddLedgerTransactionsLeaseToken1795732119471,
+  CreateServiceReplicas1795744364926,
 ];
