@@ -1,3 +1,4 @@
+import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { ProcessGroup, sleep } from '../../bench/chaos/processes';
 import { replicaEnv } from '../../bench/chaos/service-env';
@@ -163,5 +164,41 @@ describe('budgets across two replicas (e2e: two service processes on one databas
     expect(next).toBeDefined();
     expect(next.at).toBeGreaterThanOrEqual(limited!.answeredAt + 3_000 - 300);
     expect([200, 404]).toContain((await throttled).status);
+  });
+
+  it('a replica stopped gracefully stops counting at once; one killed with -9 once its heartbeat is too old; the survivor then has the whole budget', async () => {
+    const db = new Client({ connectionString: databaseUrl });
+    await db.connect();
+    try {
+      const rows = async () =>
+        (
+          await db.query<{ instance_id: string; stopped: boolean }>(
+            `SELECT instance_id, stopped_at IS NOT NULL AS stopped FROM service_replicas ORDER BY started_at`,
+          )
+        ).rows;
+      const live = (url: string) => metric(url, 'service_replicas_live');
+      await b.stop();
+      expect((await rows()).map((r) => r.stopped)).toEqual([false, true]);
+      await waitUntil(async () => (await live(a.url)) === 1, 5_000, 50);
+      await b.start();
+      await waitUntil(async () => (await live(a.url)) === 2 && (await live(b.url)) === 2, 5_000, 50);
+      await b.kill9();
+      await waitUntil(async () => (await live(a.url)) === 1, 5_000, 50);
+      // Dropped by the cut-off: nothing marked it stopped.
+      expect((await rows()).map((r) => r.stopped)).toEqual([false, true, false]);
+      // A counted 20 of this client's requests (its half); alone, it lets the rest of the 40 through.
+      const statuses: number[] = [];
+      for (let i = 0; i < 30; i++) {
+        const res = await fetch(`${a.url}/v1/me`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+          signal: AbortSignal.timeout(10_000),
+        });
+        await res.arrayBuffer();
+        statuses.push(res.status);
+      }
+      expect(statuses.filter((s) => s === 200).length).toBe(CLIENT_BUDGET / 2);
+    } finally {
+      await db.end();
+    }
   });
 });
