@@ -19,7 +19,7 @@ export class ReplicasMetrics {
     this.live.set(1);
     this.heartbeatFailures = new Counter({
       name: 'service_replica_heartbeat_failures_total',
-      help: 'Heartbeats of this replica that failed (the last live count and throttles stay in force)',
+      help: 'Statements on its heartbeat row that failed (beat, 429 publish, stop mark); the last live count stays',
       registers,
     });
     this.throttlesPublished = new Counter({
