@@ -238,7 +238,8 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
     }),
     up('UPSTREAM_RATE_LIMIT_RPS', {
       unit: 'rps',
-      bounds: 'process-wide request rate (halved by every 429)',
+      bounds:
+        'request rate of the whole service, a share per live replica (halved by every 429 of any replica)',
       where: `${upWhere}, http/rate-limiter.ts`,
     }),
     up('UPSTREAM_RATE_LIMIT_MIN_RPS', {
@@ -1262,9 +1263,9 @@ export function renderRetriesDoc(config: RetriesConfig = defaultRetriesConfig())
   para(
     `- **Inside an upstream call**: a 429's Retry-After (seconds or HTTP-date) is waited exactly, never less, when it`,
     `  is at most ${code('UPSTREAM_RETRY_AFTER_CAP_MS')} (${num(u.UPSTREAM_RETRY_AFTER_CAP_MS)} ms) and fits before the deadline; a longer one`,
-    '  ends the call `RATE_LIMITED` carrying the wait. Every 429 halves the process-wide rate (floor',
-    `  ${code('UPSTREAM_RATE_LIMIT_MIN_RPS')}) and pauses every call for min(Retry-After, cap); each quiet ${num(RATE_LIMIT_RECOVERY_INTERVAL_MS)} ms`,
-    `  adds back ${RATE_LIMIT_RECOVERY_STEP * 100}% of ${code('UPSTREAM_RATE_LIMIT_RPS')}.`,
+    '  ends the call `RATE_LIMITED` carrying the wait. Every 429 halves the rate (floor',
+    `  ${code('UPSTREAM_RATE_LIMIT_MIN_RPS')}) and pauses every call for min(Retry-After, cap), on every replica (the others`,
+    `  at their next heartbeat); each quiet ${num(RATE_LIMIT_RECOVERY_INTERVAL_MS)} ms adds back ${RATE_LIMIT_RECOVERY_STEP * 100}% of ${code('UPSTREAM_RATE_LIMIT_RPS')}.`,
     `- **Orders**: a failed step waits max(jitter, min(Retry-After, ${num(order.backoff.retryAfterCapMs)} ms)); a 429`,
     '  without a Retry-After adds nothing to the jitter.',
     `- **Ledger transactions**: a failed re-send or signing waits max(jitter, min(Retry-After, ${num(ledger.backoff.retryAfterCapMs)} ms)).`,

@@ -5,6 +5,7 @@ import { TypeOrmModule } from '@nestjs/typeorm';
 import { DataSource } from 'typeorm';
 import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
+import { ReplicasModule } from '../replicas/replicas.module';
 import { AccessGuard } from './access.guard';
 import { AdminApiClientsController } from './admin-api-clients.controller';
 import { ApiClientEntity } from './api-client.entity';
@@ -30,6 +31,8 @@ export class AuthModule {
       imports: [
         TypeOrmModule.forFeature([ApiClientEntity]),
         PaginationModule,
+        // The live replica count that divides every client's budget.
+        ReplicasModule,
         ThrottlerModule.forRoot({
           throttlers: [
             {

@@ -11,6 +11,7 @@ import {
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../common/app-error';
 import { AuthConfig } from '../config/auth.config';
+import { ReplicasService } from '../replicas/replicas.service';
 import type { RateLimitBucket } from './authenticated-request';
 
 /** Per-window request budget of each bucket, from configuration. */
@@ -33,7 +34,9 @@ export function bucketLimit(config: AuthConfig, bucket: RateLimitBucket): number
  * Rate limit per client and scope bucket (runs after AccessGuard). Keyed by client id, never by IP:
  * one marketplace backend behind a NAT must not share its budget, and two keys never share one.
  * Sliding window of RATE_LIMIT_WINDOW_MS (blockDuration 0: a refused request does not count).
- * Public routes (no client) are not limited here. Storage is in memory, i.e. per replica.
+ * Public routes (no client) are not limited here. The budget is the whole service's: storage is in memory,
+ * and each replica counts against its share of the budget, budget / live replicas (ReplicasService, read
+ * from memory: no database round trip per request). X-RateLimit-Limit/Remaining are this replica's share.
  */
 @Injectable()
 export class ClientThrottlerGuard extends ThrottlerGuard {
@@ -42,6 +45,7 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     @InjectThrottlerStorage() storage: ThrottlerStorage,
     reflector: Reflector,
     private readonly config: AuthConfig,
+    private readonly replicas: ReplicasService,
   ) {
     super(options, storage, reflector);
   }
@@ -57,7 +61,7 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     const client = request.clientContext;
     if (!client) return true;
     const bucket = request.rateLimitBucket ?? 'default';
-    const limit = bucketLimit(this.config, bucket);
+    const limit = this.replicas.share(bucketLimit(this.config, bucket));
     const key = `${bucket}:${client.id}`;
     const ttl = this.config.RATE_LIMIT_WINDOW_MS;
     const record = await this.storageService.increment(key, ttl, limit, 0, 'default');
@@ -83,9 +87,10 @@ export class ClientThrottlerGuard extends ThrottlerGuard {
     void reply.header(`${this.headerPrefix}-Limit`, detail.limit);
     void reply.header(`${this.headerPrefix}-Remaining`, 0);
     void reply.header(`${this.headerPrefix}-Reset`, Math.max(1, detail.timeToExpire));
+    const bucket = this.bucket(context);
     throw new AppError(
       'RATE_LIMITED',
-      `Rate limit exceeded: ${detail.limit} requests per ${windowSeconds} s for ${this.bucket(context)} routes`,
+      `Rate limit exceeded: ${bucketLimit(this.config, bucket)} requests per ${windowSeconds} s for ${bucket} routes`,
       undefined,
       Math.max(1, detail.timeToBlockExpire),
     );

@@ -7,6 +7,7 @@ import {
   type OperationObject,
 } from '@nestjs/swagger';
 import { ERROR_HTTP_STATUS } from './app-error';
+import { SERVICE_VERSION } from './service-version';
 
 const ERROR_SCHEMA = {
   type: 'object',
@@ -76,7 +77,7 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
         'also answer 400 (malformed HTTP, bad percent-escape, HTTP/1.1 without Host), 408 (headers or ' +
         'body too slow), 417 (an Expect other than 100-continue) or 431 (headers too large), in the same shape.',
     )
-    .setVersion('0.1.0')
+    .setVersion(SERVICE_VERSION)
     .addBearerAuth({ type: 'http', scheme: 'bearer', description: 'API key: `Authorization: Bearer <key>`' })
     .addApiKey(
       { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key (alternative)' },

@@ -54,6 +54,15 @@ describe(AppConfig.name, () => {
     expect(Object.keys(sut)).not.toContain('PATH');
   });
 
+  it('refuses a replica cut-off shorter than two heartbeats (one late beat must not drop a replica)', () => {
+    expect(problemsOf({ REPLICA_HEARTBEAT_MS: '1000', REPLICA_DEAD_AFTER_MS: '1999' })).toEqual([
+      expect.stringMatching(/^REPLICA_DEAD_AFTER_MS: /),
+    ]);
+    expect(problemsOf({ REPLICA_HEARTBEAT_MS: '200', REPLICA_DEAD_AFTER_MS: '1000' })).toEqual([]);
+    const sut = loadAppConfig({});
+    expect([sut.REPLICA_HEARTBEAT_MS, sut.REPLICA_DEAD_AFTER_MS]).toEqual([1000, 5000]);
+  });
+
   it('treats empty values as unset', () => {
     expect(loadAppConfig({ PORT: '', DATABASE_URL: '' }).PORT).toBe(3000);
   });

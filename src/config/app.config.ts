@@ -1,6 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
-import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -73,6 +73,17 @@ export class AppConfig {
   @IsOptional()
   DOCS_ENABLED?: boolean;
 
+  /**
+   * How often this replica writes its heartbeat row and re-reads the others' (ms): the live replica count that
+   * divides the budgets (client rate limits, the upstream rate) and other replicas' upstream 429s.
+   */
+  @EnvInt(100, 60_000)
+  REPLICA_HEARTBEAT_MS = 1_000;
+
+  /** A replica whose last heartbeat (database clock) is older than this is not counted (ms; ≥ 2 heartbeats). */
+  @EnvInt(200, 600_000)
+  REPLICA_DEAD_AFTER_MS = 5_000;
+
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';
   }
@@ -85,5 +96,10 @@ export class AppConfig {
 
 /** Reads and validates the environment once; throws ConfigValidationError naming every bad variable. */
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
-  return validateEnvClass(AppConfig, env);
+  const config = validateEnvClass(AppConfig, env);
+  if (config.REPLICA_DEAD_AFTER_MS < 2 * config.REPLICA_HEARTBEAT_MS)
+    throw new ConfigValidationError([
+      'REPLICA_DEAD_AFTER_MS: must be at least twice REPLICA_HEARTBEAT_MS (one late heartbeat is not a death)',
+    ]);
+  return config;
 }

@@ -23,6 +23,7 @@ import { CreateOutboxEvents1795744114756 } from '../../migrations/1795744114756-
 import { CreateWebhookDeliveries1795744115188 } from '../../migrations/1795744115188-CreateWebhookDeliveries';
 import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
 import { CreateOutboxTriggers1795746593082 } from '../../migrations/1795746593082-CreateOutboxTriggers';
+import { CreateServiceReplicas1795744364926 } from '../../migrations/1795744364926-CreateServiceReplicas';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -53,5 +54,6 @@ export const MIGRATIONS = [
   CreateWebhookDeliveries1795744115188,
   CreateOutboxHorizon1795744115665,
   AddApiClientsSubjectBinding1795744217137,
+  CreateServiceReplicas1795744364926,
   CreateOutboxTriggers1795746593082,
 ];

@@ -45,9 +45,11 @@ import type {
   KeyVerdict,
   ListActiveListingsInput,
   ListUpcomingEventsInput,
+  OwnThrottle,
   Page,
   ProtocolConfig,
   PurchaseStatus,
+  SharedThrottle,
   SignedTransaction,
   SubmissionResult,
   SubmitTransactionInput,
@@ -315,6 +317,24 @@ export class UpstreamClient implements OnApplicationShutdown {
    */
   verifyKeyCached(): Promise<KeyVerdict> {
     return this.keyCheck.cached();
+  }
+
+  /**
+   * The request rate is the whole service's budget (UPSTREAM_RATE_LIMIT_RPS): replicas/ sets this replica's
+   * share of it, 1 / live replicas, at every heartbeat (docs/upstream-client.md, "Across replicas").
+   */
+  setRateShare(share: number): void {
+    this.loop.limiter.setShare(share);
+  }
+
+  /** Another replica's 429 (read by replicas/ at each heartbeat): lowers and pauses this replica the same way. */
+  applySharedThrottle(throttle: SharedThrottle): void {
+    this.loop.limiter.applyShared(throttle);
+  }
+
+  /** Listens to this replica's own 429s (for replicas/ to publish them); returns the unsubscribe function. */
+  onThrottled(listener: (throttle: OwnThrottle) => void): () => void {
+    return this.loop.limiter.onThrottled(listener);
   }
 
   /** UPSTREAM_READY_REQUIRES_REACHABLE: readiness also fails while the upstream is unreachable. */

@@ -188,3 +188,22 @@ export type KeyVerdict =
       /** Operator-facing, safe (no key). */
       reason: string;
     };
+
+/**
+ * A 429 this replica got from the upstream, as its limiter tells listeners (replicas/ publishes it for the other
+ * replicas): the rate it lowered to, as a fraction of its maximum, and the pause the Retry-After asked for (ms).
+ */
+export interface OwnThrottle {
+  factor: number;
+  pauseMs: number | undefined;
+}
+
+/**
+ * A 429 another replica got, as replicas/ reads it from the database at each heartbeat (ages by the database
+ * clock): the fraction of the maximum that replica lowered to, how long ago (ms), and the pause left (ms, 0: none).
+ */
+export interface SharedThrottle {
+  factor: number;
+  ageMs: number;
+  pauseMs: number;
+}

@@ -57,6 +57,69 @@ describe(AdaptiveRateLimiter.name, () => {
     await expect(sut.acquire(1_000)).rejects.toBeInstanceOf(RateLimitWaitTooLong);
   });
 
+  it('takes its share of the budget: max, floor and burst scale with it, a lowered rate keeps its fraction', async () => {
+    const clock = fakeClock();
+    const sut = new AdaptiveRateLimiter(options, clock);
+    sut.setShare(0.5);
+    expect(sut.currentRate).toBe(5);
+    for (let i = 0; i < 5; i++) await sut.acquire(Infinity);
+    expect(clock.t).toBe(0);
+    await sut.acquire(Infinity);
+    expect(clock.t).toBe(200);
+    for (let i = 0; i < 10; i++) sut.onRateLimited(undefined);
+    expect(sut.currentRate).toBe(0.5);
+    sut.setShare(1);
+    expect(sut.currentRate).toBe(1);
+    clock.t += 60_000;
+    await sut.acquire(Infinity);
+    expect(sut.currentRate).toBe(10);
+  });
+
+  it('tells its listeners of each own 429: the fraction of the maximum it lowered to and the pause', () => {
+    const sut = new AdaptiveRateLimiter(options, fakeClock());
+    const heard: unknown[] = [];
+    const unsubscribe = sut.onThrottled((t) => heard.push(t));
+    sut.onRateLimited(2_000);
+    sut.onRateLimited(undefined);
+    unsubscribe();
+    sut.onRateLimited(undefined);
+    expect(heard).toEqual([
+      { factor: 0.5, pauseMs: 2_000 },
+      { factor: 0.25, pauseMs: undefined },
+    ]);
+  });
+
+  it("applies another replica's 429: lowered to its factor, recovered by its age, and paused for what is left", async () => {
+    const clock = fakeClock();
+    const sut = new AdaptiveRateLimiter(options, clock);
+    sut.setShare(0.5);
+    const heard: unknown[] = [];
+    sut.onThrottled((t) => heard.push(t));
+    // Lowered to a quarter 2.5 s ago: two recovery steps of 10 % since → 45 % of this replica's maximum.
+    sut.applyShared({ factor: 0.25, ageMs: 2_500, pauseMs: 1_500 });
+    expect(sut.currentRate).toBeCloseTo(2.25);
+    await sut.acquire(Infinity);
+    expect(clock.t).toBe(1_500);
+    // Recovering in step with the replica that got the 429: a step at each 1 s of the row's age (3 s, 4 s…).
+    expect(sut.currentRate).toBeCloseTo(3.25);
+    // Applying the same row again (every heartbeat reads it) changes nothing; nor does a milder one.
+    sut.applyShared({ factor: 0.25, ageMs: 2_500 + clock.t, pauseMs: 0 });
+    sut.applyShared({ factor: 0.9, ageMs: 100, pauseMs: 0 });
+    expect(sut.currentRate).toBeCloseTo(3.25);
+    clock.t += 999;
+    await sut.acquire(Infinity);
+    expect(sut.currentRate).toBeCloseTo(3.25);
+    clock.t += 1;
+    await sut.acquire(Infinity);
+    expect(sut.currentRate).toBeCloseTo(3.75);
+    // Never below the floor, never above the maximum, never re-published as this replica's own 429.
+    sut.applyShared({ factor: 0.001, ageMs: 0, pauseMs: 0 });
+    expect(sut.currentRate).toBe(0.5);
+    sut.applyShared({ factor: 1, ageMs: 0, pauseMs: 0 });
+    expect(sut.currentRate).toBe(0.5);
+    expect(heard).toEqual([]);
+  });
+
   it('keeps the rate within [floor, max] under any sequence of 429s and quiet periods', async () => {
     await fc.assert(
       fc.asyncProperty(

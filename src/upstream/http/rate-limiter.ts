@@ -1,3 +1,4 @@
+import type { OwnThrottle, SharedThrottle } from '../upstream.types';
 import type { UpstreamClock } from './clock';
 
 export interface RateLimiterOptions {
@@ -17,11 +18,19 @@ export class RateLimitWaitTooLong extends Error {
   }
 }
 
+/** A shared throttle lowers this replica only when it is lower by more than rounding. */
+const LOWER_BY_MORE_THAN = 1e-9;
+
 /**
  * Process-wide token bucket with an adaptive rate (contract part 7: on 429 honour Retry-After and lower
  * the request frequency). A 429 halves the rate (down to the floor) and, with Retry-After, pauses every
  * caller until then; each quiet recovery interval adds back a step of the maximum (additive increase,
  * multiplicative decrease).
+ *
+ * Across replicas (replicas/, docs/upstream-client.md): the budget is the whole service's, so each replica runs
+ * at its `share` of it (maximum, floor and burst scaled; a lowered rate keeps its fraction of the maximum). Its
+ * own 429s are told to `onThrottled` listeners, and another replica's 429 is applied with `applyShared`: the same
+ * lowering and pause, recovering in step with that replica.
  */
 export class AdaptiveRateLimiter {
   private rate: number;
@@ -29,7 +38,9 @@ export class AdaptiveRateLimiter {
   private refilledAt: number;
   private changedAt: number;
   private pausedUntil = 0;
+  private share = 1;
   private readonly options: Required<RateLimiterOptions>;
+  private readonly listeners = new Set<(throttle: OwnThrottle) => void>();
 
   constructor(
     options: RateLimiterOptions,
@@ -45,6 +56,15 @@ export class AdaptiveRateLimiter {
 
   get currentRate(): number {
     return this.rate;
+  }
+
+  /** This replica's maximum: its share of the configured rate. */
+  private get maxRate(): number {
+    return this.options.maxRatePerSecond * this.share;
+  }
+
+  private get minRate(): number {
+    return this.options.minRatePerSecond * this.share;
   }
 
   /** Takes one token, waiting as needed; throws RateLimitWaitTooLong when the wait would pass `deadline`. */
@@ -70,27 +90,76 @@ export class AdaptiveRateLimiter {
   onRateLimited(retryAfterMs: number | undefined): void {
     const now = this.clock.now();
     this.refill(now);
-    this.setRate(Math.max(this.options.minRatePerSecond, this.rate / 2), now);
+    this.setRate(Math.max(this.minRate, this.rate / 2), now);
     this.tokens = Math.min(this.tokens, 0);
     if (retryAfterMs !== undefined) this.pausedUntil = Math.max(this.pausedUntil, now + retryAfterMs);
+    const throttle: OwnThrottle = { factor: this.rate / this.maxRate, pauseMs: retryAfterMs };
+    for (const listener of this.listeners) listener(throttle);
+  }
+
+  /** Listens to this limiter's own 429s (not to applied shared ones); returns the unsubscribe function. */
+  onThrottled(listener: (throttle: OwnThrottle) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * Runs at `share` (0 < share ≤ 1) of the configured rate: 1 / live replicas. Maximum, floor and burst scale;
+   * a rate lowered after 429s keeps its fraction of the maximum and its recovery schedule.
+   */
+  setShare(share: number): void {
+    if (!(share > 0 && share <= 1)) throw new RangeError(`rate share must be in (0, 1], got ${share}`);
+    if (share === this.share) return;
+    const now = this.clock.now();
+    this.refill(now);
+    const atMax = this.rate >= this.maxRate;
+    const fraction = this.rate / this.maxRate;
+    this.share = share;
+    const rate = atMax
+      ? this.maxRate
+      : Math.min(this.maxRate, Math.max(this.minRate, fraction * this.maxRate));
+    this.tokens = Math.min(this.tokens, Math.max(1, rate));
+    if (rate !== this.rate) {
+      this.rate = rate;
+      this.onRateChange(rate);
+    }
+  }
+
+  /**
+   * Another replica's 429: lower to the fraction of the maximum it lowered to, plus the recovery steps it has
+   * made since (`ageMs`), and pause for the rest of its Retry-After. Idempotent (the same row is read at every
+   * heartbeat): it only ever lowers, and a replica already at or below that rate is left alone. Once lowered, the
+   * recovery runs in step with that replica's (the phase of its age is kept).
+   */
+  applyShared(throttle: SharedThrottle): void {
+    const now = this.clock.now();
+    this.refill(now);
+    const { recoveryIntervalMs, recoveryStep } = this.options;
+    const age = Math.max(0, throttle.ageMs);
+    const factor = Math.min(1, throttle.factor + Math.floor(age / recoveryIntervalMs) * recoveryStep);
+    const target = Math.max(this.minRate, factor * this.maxRate);
+    if (target < this.rate * (1 - LOWER_BY_MORE_THAN)) {
+      this.setRate(target, now - (age % recoveryIntervalMs));
+      this.tokens = Math.min(this.tokens, 0);
+    }
+    if (throttle.pauseMs > 0) this.pausedUntil = Math.max(this.pausedUntil, now + throttle.pauseMs);
   }
 
   private refill(now: number): void {
     const elapsed = Math.max(0, now - this.refilledAt);
     this.refilledAt = now;
-    if (
-      this.rate < this.options.maxRatePerSecond &&
-      now - this.changedAt >= this.options.recoveryIntervalMs
-    ) {
-      const steps = Math.floor((now - this.changedAt) / this.options.recoveryIntervalMs);
-      const grown = this.rate + steps * this.options.recoveryStep * this.options.maxRatePerSecond;
-      this.setRate(Math.min(this.options.maxRatePerSecond, grown), now);
+    const { recoveryIntervalMs, recoveryStep } = this.options;
+    if (this.rate < this.maxRate && now - this.changedAt >= recoveryIntervalMs) {
+      const steps = Math.floor((now - this.changedAt) / recoveryIntervalMs);
+      const grown = this.rate + steps * recoveryStep * this.maxRate;
+      // The next step is due a whole interval after this one was, not after this call (no drift).
+      this.setRate(Math.min(this.maxRate, grown), this.changedAt + steps * recoveryIntervalMs);
     }
     this.tokens = Math.min(Math.max(1, this.rate), this.tokens + (elapsed / 1000) * this.rate);
   }
 
-  private setRate(rate: number, now: number): void {
-    this.changedAt = now;
+  private setRate(rate: number, changedAt: number): void {
+    this.changedAt = changedAt;
     if (rate !== this.rate) {
       this.rate = rate;
       this.onRateChange(rate);

@@ -32,7 +32,8 @@ export function isRetried(outcome: Pick<AttemptOutcome, 'ending' | 'error'>): bo
  * `maxAttempts` attempts within the call's deadline; between attempts a full-jitter backoff, or exactly the
  * 429's Retry-After (never earlier; longer than `retryAfterCapMs` ends the call with RATE_LIMITED and the
  * wait for the caller); a retry that could not start before the deadline is not made. Every 429 also lowers
- * the process-wide rate. One instance per client: limiter and `lastUnauthorizedAt` are process-wide.
+ * the process-wide rate (and, told to the limiter's listeners, every other replica's: replicas/). One instance
+ * per client: limiter and `lastUnauthorizedAt` are process-wide.
  */
 export class RetryLoop {
   readonly limiter: AdaptiveRateLimiter;
