@@ -49,14 +49,14 @@ function withDatabase(url: string, name: string): string {
 }
 
 /** The postmaster's PID: line 1 of `postmaster.pid`, or null when it is not running. */
-async function postmasterPid(dataDir: string): Promise<number | null> {
+export async function postmasterPid(dataDir: string): Promise<number | null> {
   const lockFile = join(dataDir, 'postmaster.pid');
   if (!existsSync(lockFile)) return null;
   const pid = Number.parseInt((await readFile(lockFile, 'utf8')).split('\n')[0] ?? '', 10);
   return Number.isInteger(pid) && pid > 0 ? pid : null;
 }
 
-function isAlive(pid: number): boolean {
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
     return true;

@@ -1,7 +1,7 @@
-import { existsSync } from 'node:fs';
-import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { isAlive, postmasterPid } from '../../bench/chaos/database';
 import { startEmbeddedPostgres, type RunningPostgres } from '../../src/database/embedded-postgres';
 import { waitUntil } from './wait';
 import { withAdminClient, withDatabase } from './test-database';
@@ -30,23 +30,6 @@ export interface OwnCluster {
  * setting. fsync and full-page writes only matter when the operating system crashes, which no test does.
  */
 const SETTINGS = { fsync: 'off', synchronous_commit: 'on', full_page_writes: 'off', max_connections: '100' };
-
-/** The postmaster's PID: line 1 of `postmaster.pid`, or null when it is not running. */
-async function postmasterPid(dataDir: string): Promise<number | null> {
-  const lockFile = join(dataDir, 'postmaster.pid');
-  if (!existsSync(lockFile)) return null;
-  const pid = Number.parseInt((await readFile(lockFile, 'utf8')).split('\n')[0] ?? '', 10);
-  return Number.isInteger(pid) && pid > 0 ? pid : null;
-}
-
-function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 async function killAndWait(pid: number, signal: NodeJS.Signals, timeoutMs: number): Promise<void> {
   if (!isAlive(pid)) return;
