@@ -214,6 +214,22 @@ describe(OutboxRepository.name, () => {
       }
     });
 
+    it('orders by number, not text: position 999 before 1000, and a page after 999 finds 1000', async () => {
+      // The next two positions are 999 and 1000: their text order is the reverse of their numbers.
+      await dataSource.query(`SELECT setval(pg_get_serial_sequence('outbox_events', 'position'), 998)`);
+      const ids = await dataSource.transaction((m) => sut.append(m, [created(clientA), created(clientA)]));
+      await waitUntil(async () => (await sut.feed(clientA, false, START, 10)).length === 2, 10_000, 50);
+
+      const all = await sut.feed(clientA, false, START, 10);
+      expect(all.map((r) => [r.id, r.position])).toEqual([
+        [ids[0], '999'],
+        [ids[1], '1000'],
+      ]);
+      const [first] = await sut.feed(clientA, false, START, 1);
+      const next = await sut.feed(clientA, false, { xactId: first.xact_id, position: first.position }, 1);
+      expect(next.map((r) => r.id)).toEqual([ids[1]]);
+    });
+
     it('serves a client its own events only; operator events to an operator read', async () => {
       const ids = await dataSource.transaction((m) =>
         sut.append(m, [created(clientA), created(clientB), syncDone]),
