@@ -169,6 +169,8 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     await db.connect();
     // One webhook endpoint registered (issue 24's target holds with it): every order's events fan out to a
     // loopback receiver that answers 204, so the outbox triggers and the deliveries run alongside the orders.
+    // BENCH_CHECKOUT_WEBHOOKS=0: no endpoint (the figure without the deliveries, to tell their cost apart).
+    const withWebhook = process.env.BENCH_CHECKOUT_WEBHOOKS !== '0';
     let delivered = 0;
     receiver = createServer((req, res) => {
       req.resume();
@@ -179,12 +181,17 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     });
     await new Promise<void>((resolve) => receiver?.listen(0, '127.0.0.1', resolve));
     const receiverPort = (receiver.address() as { port: number }).port;
-    const endpoint = await fetch(`${replica.url}/v1/webhooks/endpoints`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ url: `http://127.0.0.1:${receiverPort}/hooks`, description: 'bench receiver' }),
-    });
-    if (endpoint.status !== 201) throw new Error(`webhook endpoint not registered: ${endpoint.status}`);
+    if (withWebhook) {
+      const endpoint = await fetch(`${replica.url}/v1/webhooks/endpoints`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({
+          url: `http://127.0.0.1:${receiverPort}/hooks`,
+          description: 'bench receiver',
+        }),
+      });
+      if (endpoint.status !== 201) throw new Error(`webhook endpoint not registered: ${endpoint.status}`);
+    }
     const protocol = await upstream<Record<string, string>>(`${sandbox.url}/indexer/protocol-config`);
     const total = orders * 2 + 10;
     // One buyer per ticket, each buying once, as real buyers do under the default per-buyer limits.
@@ -322,7 +329,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       ...steps.rows.map((r) => `${r.step} ${Number(r.p50).toFixed(1)}`),
     ].join(', ');
     return {
-      name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms, one webhook endpoint)`,
+      name: `checkout: service overhead per order (${orders} sequential orders, landing ${LANDING_DELAY_MS} ms, polls ${POLL_MS} ms, ${withWebhook ? 'one webhook endpoint' : 'no webhook endpoint'})`,
       rows: [
         [
           'service: POST → final_at',
@@ -353,7 +360,12 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
         ],
         ['median ms from the previous step to', breakdown],
         ['ledger (median ms)', ledgerBreakdown],
-        ['webhooks (one endpoint registered)', `${delivered} deliveries received during the run`],
+        [
+          'webhooks',
+          withWebhook
+            ? `one endpoint registered: ${delivered} deliveries received during the run`
+            : 'no endpoint (BENCH_CHECKOUT_WEBHOOKS=0)',
+        ],
         [
           'direct: median ms per phase',
           Object.entries(phases)
