@@ -50,6 +50,9 @@ export interface WebhookAuditFigures {
   feedOrderEvents: number;
 }
 
+/** Lines noted per breach class (the report's details are capped too). */
+const NOTES_PER_CLASS = 5;
+
 export const FINAL_ORDER_STATES: readonly string[] = ['confirmed', 'landed_with_error', 'rejected', 'failed'];
 
 function failureCodeOf(data: Record<string, unknown>): string | null {
@@ -79,7 +82,13 @@ export function auditWebhooks(input: {
   badSignatures: number;
   note: (line: string) => void;
 }): WebhookAuditFigures {
-  const { note } = input;
+  // At most NOTES_PER_CLASS lines per class: one class with many cases must not hide the others.
+  const noted = new Map<string, number>();
+  const note = (kind: string, line: string): void => {
+    const n = (noted.get(kind) ?? 0) + 1;
+    noted.set(kind, n);
+    if (n <= NOTES_PER_CLASS) input.note(line);
+  };
   const f: WebhookAuditFigures = {
     finalOrders: 0,
     announcedFinals: 0,
@@ -116,6 +125,7 @@ export function auditWebhooks(input: {
     if (problem) {
       f.wrongStateEvents++;
       note(
+        'wrong',
         `webhook ${event.id} ${event.type} (order ${orderId}, state ${String(event.data.state)}): ${problem}`,
       );
     }
@@ -128,6 +138,7 @@ export function auditWebhooks(input: {
     if (finals.length > 1 && !order.reopened) {
       f.conflictingFinals++;
       note(
+        'conflict',
         `order ${order.id}: ${finals.length} final events (${finals.map((e) => e.type).join(', ')}), never reopened`,
       );
     }
@@ -144,6 +155,7 @@ export function auditWebhooks(input: {
     else {
       f.missingFinals++;
       note(
+        'missing',
         `order ${order.id}: ${order.state}${order.failureCode ? `/${order.failureCode}` : ''}, no such event received ` +
           `(final events: ${finals.map((e) => `${e.id} ${e.type}/${failureCodeOf(e.data) ?? '-'}${acknowledged.has(e.id) ? '' : ' unacknowledged'}`).join(', ') || 'none'})`,
       );
@@ -154,14 +166,14 @@ export function auditWebhooks(input: {
   for (const id of events.keys()) {
     if (inFeed.has(id)) continue;
     f.receivedNotInFeed++;
-    note(`webhook ${id} (${events.get(id)?.type}): not in the feed`);
+    note('not in feed', `webhook ${id} (${events.get(id)?.type}): not in the feed`);
   }
   for (const event of input.feed) {
     if (!event.type.startsWith('order.')) continue;
     f.feedOrderEvents++;
     if (acknowledged.has(event.id)) continue;
     f.feedNotReceived++;
-    note(`feed event ${event.id} (${event.type}): never acknowledged at the receiver`);
+    note('not received', `feed event ${event.id} (${event.type}): never acknowledged at the receiver`);
   }
   return f;
 }

@@ -103,6 +103,14 @@ export class WebhookCheck {
     if (backlog.pending === 0) drainMs = Date.now() - drainStarted;
     const orders = await withClient(options.databaseUrl, (db) => ordersOf(db));
     const feed = await this.readFeed(options.client, options.drainWithinMs / 4);
+    // The diagnosis first: the notes are capped, and a stalled feed makes the audit note many ids.
+    const inFeed = new Set(feed.map((e) => e.id));
+    const absent = [...new Set(this.receiver.received.map((r) => r.id))].filter((id) => !inFeed.has(id));
+    if (absent.length > 0)
+      for (const line of await withClient(options.databaseUrl, (db) =>
+        feedGapOf(db, absent, this.endpointId, feed.length),
+      ))
+        options.note(line);
     const figures = auditWebhooks({
       orders,
       received: this.receiver.received,
@@ -163,6 +171,45 @@ export class WebhookCheck {
     }
     return feed;
   }
+}
+
+/**
+ * Where the feed's gap is, for the report: the key's events in the database against those the feed served, the
+ * absent events' transaction ids and positions (the feed's order), `pg_snapshot_xmin` (the feed serves only rows
+ * below it) and the backends holding a transaction open (a transaction left open holds the feed back).
+ */
+async function feedGapOf(
+  db: Client,
+  absent: string[],
+  endpointId: string,
+  served: number,
+): Promise<string[]> {
+  const { rows: totals } = await db.query<{ events: number; xmin: string }>(
+    `SELECT count(*)::int AS events, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin
+     FROM outbox_events o, webhook_endpoints w
+     WHERE w.id = $1::uuid AND (o.client_id = w.client_id OR o.client_id IS NULL)`,
+    [endpointId],
+  );
+  const { rows: sample } = await db.query<{ id: string; type: string; xact_id: string; position: string }>(
+    `SELECT id, type, xact_id::text AS xact_id, position::text AS position
+     FROM outbox_events WHERE id = ANY ($1::text[]) ORDER BY outbox_events.xact_id, outbox_events.position`,
+    [absent],
+  );
+  const { rows: open } = await db.query<Record<string, unknown>>(
+    `SELECT pid, application_name, state, xact_start, backend_xid::text AS xid, left(query, 200) AS query
+     FROM pg_stat_activity
+     WHERE backend_xid IS NOT NULL AND pid <> pg_backend_pid()
+     ORDER BY xact_start LIMIT 5`,
+  );
+  const first = sample.slice(0, 3).map((r) => JSON.stringify(r));
+  const last = sample.at(-1);
+  return [
+    `feed gap: the key's events in the database ${totals[0]?.events}, served by the feed ${served}; ` +
+      `${absent.length} received ids absent (${sample.length} of them in outbox_events), ` +
+      `transaction ids ${sample[0]?.xact_id ?? '-'}..${last?.xact_id ?? '-'}; ` +
+      `pg_snapshot_xmin ${totals[0]?.xmin}; transactions open: ${open.length === 0 ? 'none' : JSON.stringify(open)}`,
+    `feed gap: first absent ${first.join(', ')}`,
+  ];
 }
 
 /** Every order with its final state and the states its audit trail reached. */
