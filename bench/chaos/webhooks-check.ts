@@ -102,13 +102,15 @@ export class WebhookCheck {
     }
     if (backlog.pending === 0) drainMs = Date.now() - drainStarted;
     const orders = await withClient(options.databaseUrl, (db) => ordersOf(db));
-    const feed = await this.readFeed(options.client, options.drainWithinMs / 4);
+    const feed = await withClient(options.databaseUrl, async (db) =>
+      positioned(db, await this.readFeed(options.client, options.drainWithinMs / 4)),
+    );
     // The diagnosis first: the notes are capped, and a stalled feed makes the audit note many ids.
     const inFeed = new Set(feed.map((e) => e.id));
     const absent = [...new Set(this.receiver.received.map((r) => r.id))].filter((id) => !inFeed.has(id));
     if (absent.length > 0)
       for (const line of await withClient(options.databaseUrl, (db) =>
-        feedGapOf(db, absent, this.endpointId, feed.length),
+        feedGapOf(db, absent, this.endpointId, feed.length, inFeed.size),
       ))
         options.note(line);
     const figures = auditWebhooks({
@@ -183,6 +185,7 @@ async function feedGapOf(
   absent: string[],
   endpointId: string,
   served: number,
+  distinct: number,
 ): Promise<string[]> {
   const { rows: totals } = await db.query<{ events: number; xmin: string }>(
     `SELECT count(*)::int AS events, pg_snapshot_xmin(pg_current_snapshot())::text AS xmin
@@ -204,12 +207,22 @@ async function feedGapOf(
   const first = sample.slice(0, 3).map((r) => JSON.stringify(r));
   const last = sample.at(-1);
   return [
-    `feed gap: the key's events in the database ${totals[0]?.events}, served by the feed ${served}; ` +
+    `feed gap: the key's events in the database ${totals[0]?.events}, served by the feed ${served} (${distinct} distinct); ` +
       `${absent.length} received ids absent (${sample.length} of them in outbox_events), ` +
       `transaction ids ${sample[0]?.xact_id ?? '-'}..${last?.xact_id ?? '-'}; ` +
       `pg_snapshot_xmin ${totals[0]?.xmin}; transactions open: ${open.length === 0 ? 'none' : JSON.stringify(open)}`,
     `feed gap: first absent ${first.join(', ')}`,
   ];
+}
+
+/** The feed's items with their positions in the database (the envelope does not carry them). */
+async function positioned(db: Client, feed: FeedEvent[]): Promise<FeedEvent[]> {
+  const { rows } = await db.query<{ id: string; xact_id: string; position: string }>(
+    `SELECT id, xact_id::text AS xact_id, position::text AS position FROM outbox_events WHERE id = ANY ($1::text[])`,
+    [feed.map((e) => e.id)],
+  );
+  const at = new Map(rows.map((r) => [r.id, { xactId: r.xact_id, position: r.position }]));
+  return feed.map((e) => ({ ...e, at: at.get(e.id) ?? null }));
 }
 
 /** Every order with its final state and the states its audit trail reached. */

@@ -343,6 +343,12 @@ const auditHooks = (
   badSignatures = 0,
 ) => auditWebhooks({ orders, received, feed, badSignatures, note: () => undefined });
 
+const at = (e: ReceivedEvent, xactId: string, position: string): FeedEvent => ({
+  id: e.id,
+  type: e.type,
+  at: { xactId, position },
+});
+
 describe(auditWebhooks.name, () => {
   it('finds every final order announced on a clean run, and counts duplicate deliveries without a breach', () => {
     const steps = ['created', 'revalidated', 'signing', 'signed', 'submitted'];
@@ -382,6 +388,7 @@ describe(auditWebhooks.name, () => {
       badSignatures: 0,
       receivedNotInFeed: 0,
       feedNotReceived: 0,
+      feedOutOfOrder: 0,
       deliveries: 11,
       events: 10,
       duplicateDeliveries: 1,
@@ -451,6 +458,26 @@ describe(auditWebhooks.name, () => {
     );
 
     expect(sut).toMatchObject({ receivedNotInFeed: 1, feedNotReceived: 1, feedOrderEvents: 2 });
+  });
+
+  it('counts feed items served out of their writing order, or again', () => {
+    const events = [created('a'), changed('a', 'submitted', 'created'), finalEvent('a', 'confirmed')];
+    const orders = [truth('a', 'confirmed', ['created', 'submitted'])];
+    // 999 < 1000 as numbers, not as text: the feed's order is the transactions' ids, numerically.
+    const inOrder = auditHooks(orders, events, [
+      at(events[0], '999', '9'),
+      at(events[1], '1000', '10'),
+      at(events[2], '1000', '11'),
+    ]);
+    const sut = auditHooks(orders, events, [
+      at(events[1], '1000', '10'),
+      at(events[2], '1000', '11'),
+      at(events[0], '999', '9'),
+      at(events[2], '1000', '11'),
+    ]);
+
+    expect(inOrder).toMatchObject({ feedOutOfOrder: 0, receivedNotInFeed: 0 });
+    expect(sut).toMatchObject({ feedOutOfOrder: 2, receivedNotInFeed: 0 });
   });
 });
 
