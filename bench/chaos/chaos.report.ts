@@ -1,6 +1,7 @@
 import type { AuditFigures } from './chaos.audit';
 import type { DisruptionLog } from './disruptions';
 import type { FiveXxSample } from './orders-client';
+import type { WebhookFigures } from './webhooks-check';
 
 export interface ChaosReport extends AuditFigures {
   disruptions: DisruptionLog;
@@ -36,6 +37,8 @@ export interface ChaosReport extends AuditFigures {
   finalP99Ms: number;
   lastFaultToAllFinalMs: number | null;
   finalWithinMs: number;
+  /** Issue 24: what the run's webhook receiver got, against the database and the feed. */
+  webhooks: WebhookFigures;
   breaches: string[];
   /** Up to 30 lines naming the orders behind the breaches. */
   details: string[];
@@ -51,6 +54,7 @@ function counts(record: Record<string, number>): string {
 /** The printed summary (docs/chaos.md explains each line). */
 export function formatChaosReport(r: ChaosReport): string {
   const d = r.disruptions;
+  const w = r.webhooks;
   const pg =
     d.pgRestarts > 0
       ? `${d.pgRestarts} PostgreSQL restart (immediate; ${d.pgOutagesMs.map(seconds).join(', ')} without it)`
@@ -70,6 +74,10 @@ export function formatChaosReport(r: ChaosReport): string {
     ...(Object.keys(r.replicaErrorKinds).length > 0
       ? [`  replica errors by message: ${counts(r.replicaErrorKinds)}`]
       : []),
+    `  webhooks: ${w.requests} requests, ${w.deliveries} acknowledged (${w.events} events, ${w.duplicateDeliveries} duplicate deliveries by webhook-id), ` +
+      `${w.injectedFailures} first tries answered 500, ${w.slowAnswers} slowly; ` +
+      `deliveries drained ${w.drainMs === null ? `NOT (${w.pendingAtEnd} pending, next try ${w.nextPendingTryAt ?? '-'})` : `in ${w.drainMs} ms`}, ${w.failedDeliveries} failed; ` +
+      `feed: ${w.feedOrderEvents} order events`,
     `  HTTP 500s seen:                      ${r.http.status500}`,
     `  other 5xx (not 503 + Retry-After):   ${r.http.other5xx}`,
     `  false rejections:                    ${r.falseRejections}`,
@@ -82,6 +90,15 @@ export function formatChaosReport(r: ChaosReport): string {
     `  never accepted:                      ${r.notAccepted}`,
     `  idempotency mismatches:              ${r.idempotencyMismatches}`,
     `  ledger purchases the order misses:   ${r.ledgerWithoutOrder}`,
+    `  final orders announced:              ${w.announcedFinals} of ${w.finalOrders}`,
+    `  finals without their webhook event:  ${w.missingFinals}`,
+    `  events naming a state not reached:   ${w.wrongStateEvents}`,
+    `  two finals, never reopened:          ${w.conflictingFinals}`,
+    `  bad signatures:                      ${w.badSignatures}`,
+    `  received, not in the feed:           ${w.receivedNotInFeed}`,
+    `  feed order events never received:    ${w.feedNotReceived}`,
+    `  duplicate deliveries (allowed):      ${w.duplicateDeliveries}`,
+    `  feed items out of order or repeated: ${w.feedOutOfOrder} (not yet a breach)`,
     r.breaches.length === 0 ? 'PASS: no breach' : `FAIL: ${r.breaches.join('; ')}`,
     ...r.details.map((line) => `  - ${line}`),
     ...r.http.samples.flatMap((s) => [

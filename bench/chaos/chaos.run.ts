@@ -9,6 +9,8 @@ import { ReplicaLogWatch } from './replica-log';
 import { SandboxProcess } from './sandbox-process';
 import { replicaEnv } from './service-env';
 import { ServiceReplica } from './service-replica';
+import { webhookBreachesOf } from './webhook-audit';
+import { WebhookCheck } from './webhooks-check';
 
 export { formatChaosReport, type ChaosReport } from './chaos.report';
 
@@ -49,6 +51,8 @@ export interface ChaosOptions {
   wrongPriceShare?: number;
   /** Every order must be final within this long after the last fault (default 60 s). */
   finalWithinMs?: number;
+  /** After that, how long the webhook deliveries may take to drain (default 60 s). */
+  webhooksDrainWithinMs?: number;
   /** Per-order client wait for a final state while orders run (default 45 s; the audit waits separately). */
   orderWaitMs?: number;
   buyers?: number;
@@ -118,6 +122,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
   const group = options.group ?? new ProcessGroup();
   const started = Date.now();
   const replicaLog = new ReplicaLogWatch(group);
+  let hooks: WebhookCheck | null = null;
   try {
     const sandbox = await SandboxProcess.start(group, {
       seed: options.seed,
@@ -155,6 +160,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       await replica.start();
       log(`${replica.name} pid ${replica.proc?.pid} at ${replica.url}`);
     }
+    // Issue 24: every order's events go to a receiver of the run's, registered before the first order.
+    hooks = await WebhookCheck.start({
+      seed: options.seed,
+      serviceUrl: replicas[0].url,
+      apiKey,
+      freshMs: Number(env.WEBHOOKS_LEASE_MS) - 2_000,
+    });
+    log(`webhook receiver at ${hooks.receiver.url}, endpoint ${hooks.endpointId}`);
     await sandbox.setFaults(chaosFaultRules(faultRate, nullIdPages), `faults|${options.seed}`);
     let lastFaultAt = Date.now();
     log(
@@ -271,6 +284,14 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       finalWithinMs,
       note,
     });
+    const webhooksDrainWithinMs = options.webhooksDrainWithinMs ?? 60_000;
+    log(`audited; waiting up to ${webhooksDrainWithinMs / 1000} s for the webhook deliveries to drain`);
+    const webhooks = await hooks.finish({
+      databaseUrl: options.databaseUrl,
+      client,
+      drainWithinMs: webhooksDrainWithinMs,
+      note,
+    });
     const finalTimes = records.flatMap((r) => (r.finalAfterMs === null ? [] : [r.finalAfterMs]));
     const { tally } = client;
     const http = {
@@ -298,16 +319,21 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       finalP99Ms: percentile(finalTimes, 99),
       lastFaultToAllFinalMs: allFinalAt === null ? null : allFinalAt - lastFaultAt,
       finalWithinMs,
-      breaches: breachesOf({
-        ...figures,
-        idempotencyMismatches,
-        http500: http.status500,
-        httpOther5xx: http.other5xx,
-      }),
+      webhooks,
+      breaches: [
+        ...breachesOf({
+          ...figures,
+          idempotencyMismatches,
+          http500: http.status500,
+          httpOther5xx: http.other5xx,
+        }),
+        ...webhookBreachesOf(webhooks),
+      ],
       details,
     };
   } finally {
     await group.stopAll();
+    await hooks?.close();
   }
 }
 

@@ -210,6 +210,25 @@ export class OrdersClient {
     return undefined;
   }
 
+  /**
+   * GET `path` (JSON) with retries on any replica until a definite answer (a status below 500 other than 429) or
+   * the deadline: the status and parsed body, or null when no replica answered.
+   */
+  async getJson(
+    path: string,
+    preferred: number,
+    deadlineMs = 30_000,
+  ): Promise<{ status: number; body: unknown } | null> {
+    const deadline = Date.now() + deadlineMs;
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      const res = await this.send(this.pick(preferred + attempt), 'GET', path, { timeoutMs: 10_000 });
+      if (res && !TRANSIENT.has(res.status))
+        return { status: res.status, body: JSON.parse(res.text) as unknown };
+      await sleep(Math.max(Math.min(1_000, 100 * 2 ** Math.min(attempt, 4)), res?.retryAfterMs ?? 0));
+    }
+    return null;
+  }
+
   /** Long-polls the order until it is final or the deadline passes; the last view seen (or undefined). */
   async waitFinal(id: string, preferred: number, deadlineMs: number): Promise<OrderView | undefined> {
     const deadline = Date.now() + deadlineMs;

@@ -3,8 +3,8 @@ import { SANDBOX_API_KEY } from './sandbox-process';
 /**
  * Environment of a replica in the chaos run, the crash-point tests and the checkout benchmark: the standalone
  * sandbox as upstream, short leases and polls (a killed replica's orders are taken over within seconds), short
- * upstream timeouts (a `hang` fault costs seconds, not the 10-15 s defaults), buyer limits and request rate
- * limits raised out of the way (the load comes from one client), logs at warn.
+ * upstream timeouts (a `hang` fault costs seconds, not the 10-15 s defaults), short webhook polls and leases,
+ * buyer limits and request rate limits raised out of the way (the load comes from one client), logs at warn.
  */
 export function replicaEnv(options: {
   databaseUrl: string;
@@ -46,6 +46,11 @@ export function replicaEnv(options: {
     TX_RESUBMIT_BASE_DELAY_MS: '100',
     TX_RESUBMIT_MAX_DELAY_MS: '500',
     SYNC_JITTER_MS: '0',
+    // Deliveries polled often, and a killed or frozen sender's delivery re-sent within seconds (the lease must
+    // exceed the send timeout; the chaos receiver fails a try only within the lease of an event's writing).
+    WEBHOOKS_WORKER_INTERVAL_MS: '200',
+    WEBHOOKS_DELIVERY_TIMEOUT_MS: '3000',
+    WEBHOOKS_LEASE_MS: '6000',
     ...options.extra,
   };
 }

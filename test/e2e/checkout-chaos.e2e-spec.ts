@@ -1,15 +1,24 @@
+import { Webhook } from 'standardwebhooks';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { formatChaosReport, runChaos } from '../../bench/chaos/chaos.run';
 import type { OrderView } from '../../bench/chaos/orders-client';
 import type { LedgerTransaction } from '../../bench/chaos/sandbox-process';
 import { audit, type OrderRecord } from '../../bench/chaos/chaos.audit';
+import {
+  auditWebhooks,
+  type FeedEvent,
+  type OrderTruth,
+  type ReceivedEvent,
+} from '../../bench/chaos/webhook-audit';
+import { ChaosWebhookReceiver } from '../../bench/chaos/webhook-receiver';
 import { startOwnCluster, type OwnCluster } from '../support/own-postgres';
 
 /**
  * The CI-sized `npm run chaos` (docs/chaos.md): the same harness, smaller. A standalone sandbox with ~20%
  * upstream faults and null-id listing pages, two replicas on one database of a PostgreSQL cluster of this
  * file's own (it is restarted mid-run), two `kill -9` restarts, one replica frozen past its leases, both
- * replicas killed at once, contended listings; then the audit against the sandbox ledger. Seeded, so a
+ * replicas killed at once, contended listings; then the audit against the sandbox ledger, and the webhook
+ * audit (issue 24: a receiver of the run's against the database's final states and the feed). Seeded, so a
  * failure replays with the same CHAOS seed.
  */
 describe('Checkout chaos, CI size (e2e: two replicas, faults, kill -9, PostgreSQL restart, freeze)', () => {
@@ -23,7 +32,7 @@ describe('Checkout chaos, CI size (e2e: two replicas, faults, kill -9, PostgreSQ
     await cluster?.destroy();
   });
 
-  it('60 orders, every disruption once: no 500, false rejection, duplicate, lost, unconfirmed or late order', async () => {
+  it('60 orders, every disruption once: no 500, false rejection, duplicate, lost, unconfirmed or late order, every final announced', async () => {
     const own = cluster as OwnCluster;
     const report = await runChaos({
       orders: 60,
@@ -63,6 +72,21 @@ describe('Checkout chaos, CI size (e2e: two replicas, faults, kill -9, PostgreSQ
     expect(report.idempotentRepeats).toBeGreaterThan(0);
     expect(report.confirmed).toBeGreaterThan(0);
     expect(report.replicaStarts).toBe(6);
+    // Issue 24: every final order announced to the run's receiver, none with a state it did not reach, every
+    // signature good, the feed holding the same events; the deliveries drained.
+    expect(report.webhooks).toMatchObject({
+      finalOrders: 60,
+      announcedFinals: 60,
+      missingFinals: 0,
+      wrongStateEvents: 0,
+      conflictingFinals: 0,
+      badSignatures: 0,
+      receivedNotInFeed: 0,
+      feedNotReceived: 0,
+      pendingAtEnd: 0,
+    });
+    expect(report.webhooks.events).toBeGreaterThanOrEqual(3 * 60);
+    expect(report.webhooks.feedOrderEvents).toBeGreaterThanOrEqual(3 * 60);
   }, 300_000);
 });
 
@@ -273,5 +297,265 @@ describe(audit.name, () => {
       contendedMultipleWinners: 1,
       contendedWrongOutcomes: 1,
     });
+  });
+});
+
+const truth = (
+  id: string,
+  state: string,
+  reached: string[],
+  { failureCode = null, reopened = false }: { failureCode?: string | null; reopened?: boolean } = {},
+): OrderTruth => ({ id, state, failureCode, reached: [...reached, state], reopened });
+let eventSeq = 0;
+const created = (orderId: string): ReceivedEvent => ({
+  id: `evt_c${++eventSeq}`,
+  type: 'order.created',
+  data: { order_id: orderId, state: 'created' },
+  acknowledged: true,
+});
+const changed = (orderId: string, state: string, previous: string): ReceivedEvent => ({
+  id: `evt_s${++eventSeq}`,
+  type: 'order.state_changed',
+  data: { order_id: orderId, state, previous_state: previous, attempt: 1 },
+  acknowledged: true,
+});
+const finalEvent = (
+  orderId: string,
+  state: string,
+  {
+    code = null,
+    type = `order.${state}`,
+    acknowledged = true,
+  }: { code?: string | null; type?: string; acknowledged?: boolean } = {},
+): ReceivedEvent => ({
+  id: `evt_f${++eventSeq}`,
+  type,
+  data: { order_id: orderId, state, attempt: 1, failure: code === null ? null : { code, reason: 'r' } },
+  acknowledged,
+});
+const feedOf = (events: ReceivedEvent[]): FeedEvent[] => [
+  ...new Map(events.map((e) => [e.id, { id: e.id, type: e.type }])).values(),
+];
+const auditHooks = (
+  orders: OrderTruth[],
+  received: ReceivedEvent[],
+  feed: FeedEvent[] = feedOf(received),
+  badSignatures = 0,
+) => auditWebhooks({ orders, received, feed, badSignatures, note: () => undefined });
+
+const at = (e: ReceivedEvent, xactId: string, position: string): FeedEvent => ({
+  id: e.id,
+  type: e.type,
+  at: { xactId, position },
+});
+
+describe(auditWebhooks.name, () => {
+  it('finds every final order announced on a clean run, and counts duplicate deliveries without a breach', () => {
+    const steps = ['created', 'revalidated', 'signing', 'signed', 'submitted'];
+    const confirmed = finalEvent('a', 'confirmed');
+    const rejected = finalEvent('b', 'rejected', { code: 'PRICE_CHANGED' });
+    // Reopened: closed landed_with_error, then reopened and confirmed: both final events are legitimate.
+    const early = finalEvent('c', 'landed_with_error', { code: 'LANDED_WITH_ERROR' });
+    const received = [
+      created('a'),
+      changed('a', 'submitted', 'created'),
+      confirmed,
+      { ...confirmed }, // the same webhook-id again (at least once)
+      created('b'),
+      rejected,
+      created('c'),
+      early,
+      changed('c', 'submitted', 'landed_with_error'),
+      finalEvent('c', 'confirmed'),
+      created('d'), // still open: announced, not counted as a final order
+    ];
+    const sut = auditHooks(
+      [
+        truth('a', 'confirmed', steps),
+        truth('b', 'rejected', ['created'], { failureCode: 'PRICE_CHANGED' }),
+        truth('c', 'confirmed', [...steps, 'landed_with_error'], { reopened: true }),
+        truth('d', 'submitted', steps),
+      ],
+      received,
+    );
+
+    expect(sut).toEqual({
+      finalOrders: 3,
+      announcedFinals: 3,
+      missingFinals: 0,
+      wrongStateEvents: 0,
+      conflictingFinals: 0,
+      badSignatures: 0,
+      receivedNotInFeed: 0,
+      feedNotReceived: 0,
+      feedOutOfOrder: 0,
+      deliveries: 11,
+      events: 10,
+      duplicateDeliveries: 1,
+      feedOrderEvents: 10,
+    });
+  });
+
+  it('counts finals without their event, events naming a state not reached, two finals, and bad signatures', () => {
+    const steps = ['created', 'revalidated', 'signing', 'signed', 'submitted'];
+    const notes: string[] = [];
+    const sut = auditWebhooks({
+      orders: [
+        // Its only final event was answered 500 and never sent again.
+        truth('missing', 'confirmed', steps),
+        // Announced with another failure code than it ended with: missing, and a state it never reached.
+        truth('code', 'rejected', ['created'], { failureCode: 'PRICE_CHANGED' }),
+        // A state_changed naming a state its trail does not have.
+        truth('skipped', 'confirmed', ['created', 'revalidated', 'submitted']),
+        // Two different finals without a reopen: a conflict, and `confirmed` was never reached.
+        truth('twice', 'failed', steps, { failureCode: 'ATTEMPTS_EXHAUSTED' }),
+        // A final event whose type and state disagree.
+        truth('mislabelled', 'failed', steps, { failureCode: 'SIGNING_REJECTED' }),
+      ],
+      received: [
+        finalEvent('missing', 'confirmed', { acknowledged: false }),
+        finalEvent('code', 'rejected', { code: 'LISTING_GONE' }),
+        changed('skipped', 'signed', 'revalidated'),
+        finalEvent('skipped', 'confirmed'),
+        finalEvent('twice', 'failed', { code: 'ATTEMPTS_EXHAUSTED' }),
+        finalEvent('twice', 'confirmed'),
+        finalEvent('mislabelled', 'failed', { code: 'SIGNING_REJECTED' }),
+        finalEvent('mislabelled', 'failed', { code: 'SIGNING_REJECTED', type: 'order.confirmed' }),
+        // An order the database does not have.
+        created('ghost'),
+      ],
+      feed: [],
+      badSignatures: 2,
+      note: (line) => notes.push(line),
+    });
+
+    expect(sut).toMatchObject({
+      finalOrders: 5,
+      announcedFinals: 3,
+      missingFinals: 2,
+      wrongStateEvents: 5,
+      conflictingFinals: 2,
+      badSignatures: 2,
+    });
+    expect(notes.join('\n')).toMatch(/missing/);
+    expect(notes.join('\n')).toMatch(/skipped.*signed/);
+    expect(notes.join('\n')).toMatch(/ghost/);
+  });
+
+  it('counts received events the feed lacks and feed order events never received', () => {
+    const a = created('a');
+    const b = changed('a', 'submitted', 'created');
+    const c = finalEvent('a', 'confirmed');
+    const sut = auditHooks(
+      [truth('a', 'confirmed', ['created', 'submitted'])],
+      [a, c],
+      // b is in the feed but never reached the receiver; c reached the receiver but is not in the feed.
+      [
+        { id: a.id, type: a.type },
+        { id: b.id, type: b.type },
+        { id: 'evt_sync', type: 'sync.pass_completed' },
+      ],
+    );
+
+    expect(sut).toMatchObject({ receivedNotInFeed: 1, feedNotReceived: 1, feedOrderEvents: 2 });
+  });
+
+  it('counts feed items served out of their writing order, or again', () => {
+    const events = [created('a'), changed('a', 'submitted', 'created'), finalEvent('a', 'confirmed')];
+    const orders = [truth('a', 'confirmed', ['created', 'submitted'])];
+    // 999 < 1000 as numbers, not as text: the feed's order is the transactions' ids, numerically.
+    const inOrder = auditHooks(orders, events, [
+      at(events[0], '999', '9'),
+      at(events[1], '1000', '10'),
+      at(events[2], '1000', '11'),
+    ]);
+    const sut = auditHooks(orders, events, [
+      at(events[1], '1000', '10'),
+      at(events[2], '1000', '11'),
+      at(events[0], '999', '9'),
+      at(events[2], '1000', '11'),
+    ]);
+
+    expect(inOrder).toMatchObject({ feedOutOfOrder: 0, receivedNotInFeed: 0 });
+    expect(sut).toMatchObject({ feedOutOfOrder: 2, receivedNotInFeed: 0 });
+  });
+});
+
+describe(ChaosWebhookReceiver.name, () => {
+  const secret = `whsec_${Buffer.alloc(32, 7).toString('base64')}`;
+  const send = async (
+    sut: ChaosWebhookReceiver,
+    id: string,
+    { occurredAgoMs = 0, tamper = false, signWith = secret } = {},
+  ): Promise<number> => {
+    const body = JSON.stringify({
+      id,
+      type: 'order.created',
+      version: 1,
+      occurred_at: new Date(Date.now() - occurredAgoMs).toISOString(),
+      data: { order_id: 'o', state: 'created' },
+    });
+    const now = new Date();
+    const res = await fetch(sut.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        'webhook-id': id,
+        'webhook-timestamp': String(Math.floor(now.getTime() / 1000)),
+        'webhook-signature': new Webhook(signWith).sign(id, now, body),
+      },
+      body: tamper ? body.replace('"o"', '"p"') : body,
+    });
+    await res.text();
+    return res.status;
+  };
+
+  it('verifies every request with the endpoint secret: a bad signature is answered 400 and counted, not recorded', async () => {
+    const sut = await ChaosWebhookReceiver.start({
+      seed: 's',
+      failShare: 0,
+      slowShare: 0,
+      slowMs: 0,
+      freshMs: 4_000,
+    });
+    try {
+      sut.verifyWith(secret);
+      expect(await send(sut, 'evt_1')).toBe(200);
+      expect(await send(sut, 'evt_2', { tamper: true })).toBe(400);
+      expect(await send(sut, 'evt_3', { signWith: `whsec_${Buffer.alloc(32, 8).toString('base64')}` })).toBe(
+        400,
+      );
+      expect(sut.tally).toMatchObject({ requests: 3, badSignatures: 2 });
+      expect(sut.received).toEqual([
+        { id: 'evt_1', type: 'order.created', data: { order_id: 'o', state: 'created' }, acknowledged: true },
+      ]);
+    } finally {
+      await sut.close();
+    }
+  });
+
+  it("fails only an event's fresh first try, once: the same id is then acknowledged", async () => {
+    const sut = await ChaosWebhookReceiver.start({
+      seed: 's',
+      failShare: 1,
+      slowShare: 0,
+      slowMs: 0,
+      freshMs: 4_000,
+    });
+    try {
+      sut.verifyWith(secret);
+      expect(await send(sut, 'evt_1')).toBe(500);
+      expect(await send(sut, 'evt_1')).toBe(200);
+      // Older than the lease: maybe not its first try (a lost one), so never failed.
+      expect(await send(sut, 'evt_2', { occurredAgoMs: 10_000 })).toBe(200);
+      expect(sut.tally).toMatchObject({ requests: 3, injectedFailures: 1, badSignatures: 0 });
+      expect(sut.received.map((r) => [r.id, r.acknowledged])).toEqual([
+        ['evt_1', false],
+        ['evt_1', true],
+        ['evt_2', true],
+      ]);
+    } finally {
+      await sut.close();
+    }
   });
 });
