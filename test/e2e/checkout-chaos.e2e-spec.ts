@@ -9,6 +9,7 @@ import {
   type FeedEvent,
   type OrderTruth,
   type ReceivedEvent,
+  webhookBreachesOf,
 } from '../../bench/chaos/webhook-audit';
 import { ChaosWebhookReceiver } from '../../bench/chaos/webhook-receiver';
 import { startOwnCluster, type OwnCluster } from '../support/own-postgres';
@@ -478,6 +479,8 @@ describe(auditWebhooks.name, () => {
 
     expect(inOrder).toMatchObject({ feedOutOfOrder: 0, receivedNotInFeed: 0 });
     expect(sut).toMatchObject({ feedOutOfOrder: 2, receivedNotInFeed: 0 });
+    expect(webhookBreachesOf(sut)).toEqual(['feed items out of order or served again: 2']);
+    expect(webhookBreachesOf(inOrder)).toEqual([]);
   });
 });
 
