@@ -9,6 +9,8 @@ const EVENTS: Record<string, string> = {
   'leases taken over': '"durable work lease expired, taken over"',
   'stale writes fenced off': '"durable work fenced off (lease lost)"',
   'work paused, database unavailable': '"durable work paused: database unavailable"',
+  'checkout steps interrupted, database unavailable': '"checkout step interrupted: database unavailable"',
+  'work items interrupted, database unavailable': '"durable work item interrupted: database unavailable"',
   'checkout steps crashed': '"checkout step crashed"',
   'work items failed': '"durable work item failed"',
   'unhandled errors': '"unhandled error"',

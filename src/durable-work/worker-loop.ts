@@ -68,9 +68,16 @@ export class WorkerLoop<T> {
 
   /** Runs `work` as one of this loop's items (counted against its concurrency, awaited on stop). */
   track(work: Promise<void>): Promise<void> {
-    const guarded = work.catch((error: unknown) =>
-      this.logger.error({ err: error, loop: this.spec.name }, 'durable work item failed'),
-    );
+    const guarded = work.catch((error: unknown) => {
+      // The database out of reach is an outage, not a bug: a warning without a stack; the item's lease runs
+      // out and it is claimed again.
+      if (isDatabaseBusy(error))
+        this.logger.warn(
+          { loop: this.spec.name, error: error instanceof Error ? error.message : String(error) },
+          'durable work item interrupted: database unavailable',
+        );
+      else this.logger.error({ err: error, loop: this.spec.name }, 'durable work item failed');
+    });
     this.inFlight.add(guarded);
     void guarded.finally(() => this.inFlight.delete(guarded));
     return guarded;
