@@ -113,6 +113,31 @@ describe(WorkerLoop.name, () => {
     expect(errors).toHaveLength(1);
   });
 
+  it('an item cut off by a database outage is a warning without a stack, not an error', async () => {
+    const errors: unknown[] = [];
+    const warnings: string[] = [];
+    const logger = new Logger('test');
+    logger.error = (obj: unknown) => void errors.push(obj);
+    logger.warn = (_obj: unknown, msg?: unknown) => void warnings.push(String(msg));
+    const refused = Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:5432'), { code: 'ECONNREFUSED' });
+    const sut = new WorkerLoop<number>(
+      {
+        name: 'outage',
+        intervalMs: 60_000,
+        concurrency: 1,
+        claim: () => Promise.resolve([1]),
+        work: () => Promise.reject(refused),
+      },
+      logger,
+    );
+    expect(await sut.tick()).toBe(1);
+    await sut.stop();
+    expect({ errors, warnings }).toEqual({
+      errors: [],
+      warnings: ['durable work item interrupted: database unavailable'],
+    });
+  });
+
   it('runs passes on its own timer after start(), the first after firstDelayMs', async () => {
     let passes = 0;
     const sut = new WorkerLoop<number>(
