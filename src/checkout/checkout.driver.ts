@@ -1,8 +1,8 @@
-import { isDatabaseBusy } from '../database/pool-gate';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { inBackground } from '../database/pool-gate';
 import { CheckoutConfig } from '../config/checkout.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
+import { logWorkError } from '../durable-work/worker-loop';
 import { TransactionsService } from '../transactions/transactions.service';
 import {
   upstreamKeyOf,
@@ -107,14 +107,8 @@ export class CheckoutDriver implements OnModuleDestroy {
       }
       if (current) await this.commits.handBack(current, 0);
     } catch (error) {
-      // The database out of reach (restart, failover, pool exhausted) is an outage, not a bug: one warning line
-      // per order without a stack, like the worker loop's and the HTTP filter's; the order is picked up again.
-      if (isDatabaseBusy(error))
-        this.logger.warn(
-          { orderId: order.id, error: error instanceof Error ? error.message : String(error) },
-          'checkout step interrupted: database unavailable',
-        );
-      else this.logger.error({ err: error, orderId: order.id }, 'checkout step crashed');
+      // The order is picked up again (released here, or its lease runs out).
+      logWorkError(this.logger, error, { orderId: order.id }, 'checkout step', 'checkout step crashed');
       const message = error instanceof Error ? error.message : 'step failed';
       const held = current ?? order;
       await this.repo

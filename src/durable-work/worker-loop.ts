@@ -68,16 +68,10 @@ export class WorkerLoop<T> {
 
   /** Runs `work` as one of this loop's items (counted against its concurrency, awaited on stop). */
   track(work: Promise<void>): Promise<void> {
-    const guarded = work.catch((error: unknown) => {
-      // The database out of reach is an outage, not a bug: a warning without a stack; the item's lease runs
-      // out and it is claimed again.
-      if (isDatabaseBusy(error))
-        this.logger.warn(
-          { loop: this.spec.name, error: error instanceof Error ? error.message : String(error) },
-          'durable work item interrupted: database unavailable',
-        );
-      else this.logger.error({ err: error, loop: this.spec.name }, 'durable work item failed');
-    });
+    // The item's lease runs out and it is claimed again.
+    const guarded = work.catch((error: unknown) =>
+      logWorkError(this.logger, error, { loop: this.spec.name }, 'durable work item'),
+    );
     this.inFlight.add(guarded);
     void guarded.finally(() => this.inFlight.delete(guarded));
     return guarded;
@@ -124,4 +118,24 @@ export class WorkerLoop<T> {
     }, delayMs);
     this.timer.unref();
   }
+}
+
+/**
+ * Logs a failed piece of background work: the database out of reach (restart, failover, pool exhausted) is an
+ * outage, not a bug — one warning without a stack, `<what> interrupted: database unavailable`; anything else is an
+ * error with its stack, `<what> failed` (or `crashedAs`).
+ */
+export function logWorkError(
+  logger: Pick<Logger, 'warn' | 'error'>,
+  error: unknown,
+  fields: Record<string, unknown>,
+  what: string,
+  crashedAs = `${what} failed`,
+): void {
+  if (isDatabaseBusy(error))
+    logger.warn(
+      { ...fields, error: error instanceof Error ? error.message : String(error) },
+      `${what} interrupted: database unavailable`,
+    );
+  else logger.error({ err: error, ...fields }, crashedAs);
 }
