@@ -13,8 +13,8 @@ import { WebhooksMetrics, type TryOutcome } from './webhooks.metrics';
 type Claim = { id: string; token: string };
 
 /**
- * Sends due deliveries on every replica (durable work: a claim per delivery with a fencing token, SKIP LOCKED, so
- * two replicas never send one delivery at once). One try = one signed POST; its record is fenced by the claim's
+ * Sends due deliveries on every replica (durable work: a claim per delivery on the block's queue with a fencing
+ * token, so two replicas never send one delivery at once). One try = one signed POST; its record is fenced by the claim's
  * token. A replica killed between the send and the record leaves the lease to expire: the delivery is sent again
  * with the same `webhook-id` (at least once; receivers dedupe by id). Logs carry ids, never URLs, secrets or
  * payloads.

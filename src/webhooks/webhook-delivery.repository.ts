@@ -65,8 +65,8 @@ const LOG_COLUMNS = `d.id, d.endpoint_id, d.event_id, ev.type AS event_type, d.s
 const LAST_ERROR_MAX = 600;
 
 /**
- * Deliveries (`webhook_deliveries`, owned by webhooks/): durable work on the block's queue (claims with SKIP
- * LOCKED and a fencing token each; every write of a sender is fenced by its token), and the delivery log.
+ * Deliveries (`webhook_deliveries`, owned by webhooks/): durable work on the block's queue (a fencing token per
+ * claim; every write of a sender is fenced by its token), and the delivery log.
  */
 @Injectable()
 export class WebhookDeliveryRepository {
