@@ -32,7 +32,7 @@ const SETTINGS = {
   max_connections: '200',
 };
 
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
+export async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
   const client = new Client({ connectionString: url });
   await client.connect();
   try {

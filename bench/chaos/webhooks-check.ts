@@ -1,4 +1,5 @@
-import { Client } from 'pg';
+import type { Client } from 'pg';
+import { withClient } from './database';
 import type { OrdersClient } from './orders-client';
 import { sleep } from './processes';
 import { auditWebhooks, type FeedEvent, type OrderTruth, type WebhookAuditFigures } from './webhook-audit';
@@ -25,16 +26,6 @@ interface FeedPage {
   items: { id: string; type: string }[];
   next_cursor: string | null;
   has_more: boolean;
-}
-
-async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ connectionString: url });
-  await client.connect();
-  try {
-    return await fn(client);
-  } finally {
-    await client.end();
-  }
 }
 
 /**
