@@ -21,7 +21,11 @@ export default defineConfig({
     projects: [
       {
         extends: true,
-        test: { name: 'unit', include: ['src/**/*.spec.ts'], sequence: { groupOrder: 0 } },
+        test: {
+          name: 'unit',
+          include: ['src/**/*.spec.ts', 'clients/**/*.spec.ts'],
+          sequence: { groupOrder: 0 },
+        },
       },
       {
         extends: true,

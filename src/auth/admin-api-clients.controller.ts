@@ -40,7 +40,10 @@ export class AdminApiClientsController {
   ) {}
 
   @Post()
-  @ApiOperation({ summary: 'Issue a new API key (shown once in this response)' })
+  @ApiOperation({
+    operationId: 'createApiClient',
+    summary: 'Issue a new API key (shown once in this response)',
+  })
   @ApiCreatedResponse({ type: CreatedApiClientResponseDto })
   @ApiErrorResponse(
     400,
@@ -56,7 +59,10 @@ export class AdminApiClientsController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Keys issued by the calling admin client, newest first (no secrets)' })
+  @ApiOperation({
+    operationId: 'listApiClients',
+    summary: 'Keys issued by the calling admin client, newest first (no secrets)',
+  })
   @ApiOkResponse({ type: ApiClientPageDto })
   async list(
     @CurrentClient() caller: ClientContext,
@@ -71,7 +77,10 @@ export class AdminApiClientsController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'One key issued by the calling admin client (no secret)' })
+  @ApiOperation({
+    operationId: 'getApiClient',
+    summary: 'One key issued by the calling admin client (no secret)',
+  })
   @ApiOkResponse({ type: ApiClientResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no key with this id was issued by the calling client')
   async get(
@@ -86,6 +95,7 @@ export class AdminApiClientsController {
   @Delete(':id')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'revokeApiClient',
     summary:
       'Revoke a key issued by the calling admin client, and every key it issued in turn ' +
       '(effective on the next request)',

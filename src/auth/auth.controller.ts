@@ -10,7 +10,10 @@ import { MeResponseDto } from './dto/me.response.dto';
 export class AuthController {
   @Get('me')
   @Authenticated()
-  @ApiOperation({ summary: 'The calling client: how a caller checks that its key works and what it may do' })
+  @ApiOperation({
+    operationId: 'getMe',
+    summary: 'The calling client: how a caller checks that its key works and what it may do',
+  })
   @ApiOkResponse({ type: MeResponseDto })
   me(@CurrentClient() client: ClientContext): MeResponseDto {
     return { id: client.id, name: client.name, scopes: client.scopes, binding: client.binding };

@@ -22,7 +22,10 @@ export class CatalogSyncController {
 
   @Post()
   @HttpCode(202)
-  @ApiOperation({ summary: "Start a pass now (events, listings, both, or one event's listings)" })
+  @ApiOperation({
+    operationId: 'triggerSync',
+    summary: "Start a pass now (events, listings, both, or one event's listings)",
+  })
   @ApiAcceptedResponse({ type: TriggerSyncResponseDto })
   @ApiErrorResponse(409, 'CONFLICT: a pass for that scope is already running; `details.passId` names it')
   async trigger(@Body() body: TriggerSyncDto): Promise<TriggerSyncResponseDto> {
@@ -33,7 +36,10 @@ export class CatalogSyncController {
   }
 
   @Get()
-  @ApiOperation({ summary: 'Per resource: last complete pass, running passes with progress, lag, failures' })
+  @ApiOperation({
+    operationId: 'getSyncStatus',
+    summary: 'Per resource: last complete pass, running passes with progress, lag, failures',
+  })
   @ApiOkResponse({ type: SyncStatusResponseDto })
   async status(): Promise<SyncStatusResponseDto> {
     const resources = await this.sync.status();
@@ -41,7 +47,7 @@ export class CatalogSyncController {
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'One sync pass' })
+  @ApiOperation({ operationId: 'getSyncPass', summary: 'One sync pass' })
   @ApiOkResponse({ type: SyncPassDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no pass with this id')
   async pass(@Param('id') id: string): Promise<SyncPassDto> {

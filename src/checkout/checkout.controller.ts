@@ -4,10 +4,12 @@ import type { FastifyReply, FastifyRequest } from 'fastify';
 import { RequireScope } from '../auth/access.decorators';
 import type { ClientContext } from '../auth/client-context';
 import { CurrentClient } from '../auth/current-client.decorator';
+import { ApiOkPage } from '../common/dto/page.dto';
 import { ApiErrorResponse } from '../common/openapi';
 import { CheckoutService } from './checkout.service';
 import { CreateOrderDto } from './dto/create-order.dto';
 import { GetOrderQueryDto, ListOrdersQueryDto } from './dto/list-orders.query.dto';
+import { OrderResponseDto } from './dto/order.response.dto';
 import type { OrderResponse } from './order.mapper';
 
 /** Checkout: buy a listing exactly once (docs/checkout.md). Orders are visible only to the creating client. */
@@ -18,7 +20,10 @@ export class CheckoutController {
 
   @Post()
   @RequireScope('orders:write', { wallet: 'user', in: 'body', field: 'buyer_subject' })
-  @ApiOperation({ summary: 'Place an order for a listing at the price the buyer saw; 202 with the order' })
+  @ApiOperation({
+    operationId: 'createOrder',
+    summary: 'Place an order for a listing at the price the buyer saw; 202 with the order',
+  })
   @ApiHeader({
     name: 'Idempotency-Key',
     required: true,
@@ -27,6 +32,7 @@ export class CheckoutController {
   @ApiResponse({
     status: 202,
     description: 'The order (`Idempotent-Replayed: true` when the key was used before)',
+    type: OrderResponseDto,
   })
   @ApiErrorResponse(409, 'BUYER_EVENT_LIMIT: the buyer reached the orders-per-event limit of the window')
   @ApiErrorResponse(422, 'IDEMPOTENCY_KEY_REUSED: the key was used with a different body')
@@ -45,8 +51,11 @@ export class CheckoutController {
 
   @Get()
   @RequireScope('orders:write')
-  @ApiOperation({ summary: "The client's orders, newest first (or the one made with ?idempotency_key=)" })
-  @ApiResponse({ status: 200, description: '`{ items: [order…], next_cursor }`' })
+  @ApiOperation({
+    operationId: 'listOrders',
+    summary: "The client's orders, newest first (or the one made with ?idempotency_key=)",
+  })
+  @ApiOkPage(OrderResponseDto, '`{ items: [order…], next_cursor }`')
   list(
     @CurrentClient() client: ClientContext,
     @Query() query: ListOrdersQueryDto,
@@ -56,8 +65,15 @@ export class CheckoutController {
 
   @Get(':id')
   @RequireScope('orders:write')
-  @ApiOperation({ summary: 'One order; ?wait=5s holds the request until its state changes (bounded)' })
-  @ApiResponse({ status: 200, description: 'The order (state, meaning, money, failure, transaction)' })
+  @ApiOperation({
+    operationId: 'getOrder',
+    summary: 'One order; ?wait=5s holds the request until its state changes (bounded)',
+  })
+  @ApiResponse({
+    status: 200,
+    description: 'The order (state, meaning, money, failure, transaction)',
+    type: OrderResponseDto,
+  })
   @ApiErrorResponse(404, 'NOT_FOUND: no such order for this client')
   get(
     @CurrentClient() client: ClientContext,

@@ -24,7 +24,10 @@ export class HealthController {
   ) {}
 
   @Get('live')
-  @ApiOperation({ summary: 'Liveness: the process is up and serving HTTP (checks nothing else)' })
+  @ApiOperation({
+    operationId: 'getLiveness',
+    summary: 'Liveness: the process is up and serving HTTP (checks nothing else)',
+  })
   @ApiOkResponse({
     schema: {
       type: 'object',
@@ -40,6 +43,7 @@ export class HealthController {
   // Terminus would document its own 503 body; the filter wraps it in ErrorResponse (documented below).
   @HealthCheck({ swaggerDocumentation: false })
   @ApiOperation({
+    operationId: 'getReadiness',
     summary:
       'Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced',
   })

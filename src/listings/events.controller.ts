@@ -34,6 +34,7 @@ export class EventsController {
   @Get()
   @RequireScope('catalog:read')
   @ApiOperation({
+    operationId: 'listEvents',
     summary: 'Upcoming events from the mirror, by start time then id (unparsed start times last)',
     description:
       'Keyset-paginated: pass next_cursor back as cursor with the same q/starts_after/starts_before.',
@@ -50,7 +51,10 @@ export class EventsController {
 
   @Get(':event_id')
   @RequireScope('catalog:read')
-  @ApiOperation({ summary: 'One event with its active listing count and lowest and highest ask' })
+  @ApiOperation({
+    operationId: 'getEvent',
+    summary: 'One event with its active listing count and lowest and highest ask',
+  })
   @ApiParam(EVENT_ID_PARAM)
   @ApiHeader(IF_NONE_MATCH)
   @ApiOkResponse({ type: EventDetailResponseDto })
@@ -68,6 +72,7 @@ export class EventsController {
   @Get(':event_id/listings')
   @RequireScope('catalog:read')
   @ApiOperation({
+    operationId: 'listEventListings',
     summary: 'Active listings of one event, by exact price (either way) or newest first',
     description: 'Keyset-paginated; the cursor is bound to the event, sort and price filters.',
   })

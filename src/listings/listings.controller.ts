@@ -18,6 +18,7 @@ export class ListingsController {
   @Get()
   @RequireScope('catalog:read')
   @ApiOperation({
+    operationId: 'listListings',
     summary: 'Active listings across events, by exact price (either way) or newest first',
     description:
       'The upstream cannot sort by price; the mirror can. Keyset-paginated (cursor bound to sort and filters).',
@@ -37,6 +38,7 @@ export class ListingsController {
   @Get(':eventId/:ticketId')
   @RequireScope('catalog:read')
   @ApiOperation({
+    operationId: 'getListing',
     summary: 'One listing; with fresh=true re-read live from the upstream first',
     description:
       "fresh=true walks the event's active listings upstream (bounded by LISTINGS_FRESH_TIMEOUT_MS), updates " +

@@ -7,6 +7,7 @@ import { CurrentClient } from '../auth/current-client.decorator';
 import { ParseU64Pipe } from '../common/int64.validators';
 import { ApiErrorResponse } from '../common/openapi';
 import { toTransactionResponse } from '../transactions/transaction.mapper';
+import { TransactionResponseDto } from '../transactions/dto/transaction.response.dto';
 import { CancelListingDto, CreateListingDto } from './dto/create-listing.dto';
 import { SellingService, type SellingOutcome } from './selling.service';
 
@@ -15,6 +16,12 @@ const IDEMPOTENCY = ApiHeader({
   required: true,
   description: '1..255 visible ASCII characters; scoped to the calling client. Reuse it on every retry.',
 });
+
+const RECORD = {
+  status: 202,
+  description: 'The transaction record (status null/processing is NOT success)',
+  type: TransactionResponseDto,
+};
 
 /** Both routes act for the seller's custodial user wallet: a bound key must be bound to that subject. */
 const SELLER = { wallet: 'user', in: 'body', field: 'seller_subject' } as const;
@@ -33,10 +40,11 @@ export class SellingController {
   @Post()
   @RequireScope('listings:write', SELLER)
   @ApiOperation({
+    operationId: 'createListing',
     summary: 'List a ticket (list_ticket_v2): sign, submit, track; 202 with the transaction record',
   })
   @IDEMPOTENCY
-  @ApiResponse({ status: 202, description: 'The transaction record (status null/processing is NOT success)' })
+  @ApiResponse(RECORD)
   @ApiErrorResponse(409, 'CONFLICT: a request with this key is in flight (Retry-After)')
   @ApiErrorResponse(422, 'IDEMPOTENCY_KEY_REUSED or UPSTREAM_REJECTED')
   @ApiErrorResponse(502, 'UPSTREAM_UNAVAILABLE: outcome unknown, retry with the same key')
@@ -55,10 +63,11 @@ export class SellingController {
   @Post(':eventId/:ticketId/cancel')
   @RequireScope('listings:write', SELLER)
   @ApiOperation({
+    operationId: 'cancelListing',
     summary: 'Cancel a listing (cancel_listing_v1) through the seller wallet; 202 with the record',
   })
   @IDEMPOTENCY
-  @ApiResponse({ status: 202, description: 'The transaction record (status null/processing is NOT success)' })
+  @ApiResponse(RECORD)
   @ApiErrorResponse(404, 'NOT_FOUND: never (a malformed id is a 400 naming it)')
   @ApiErrorResponse(409, 'CONFLICT: a request with this key is in flight (Retry-After)')
   @ApiErrorResponse(422, 'IDEMPOTENCY_KEY_REUSED or UPSTREAM_REJECTED')

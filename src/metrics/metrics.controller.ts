@@ -13,6 +13,7 @@ export class MetricsController {
   @Get()
   @Header('content-type', 'text/plain; version=0.0.4; charset=utf-8')
   @ApiOperation({
+    operationId: 'getMetrics',
     summary: 'Prometheus metrics',
     description: 'Default process metrics and HTTP request durations.',
   })

@@ -6,6 +6,7 @@ import type { ClientContext } from '../auth/client-context';
 import { CurrentClient } from '../auth/current-client.decorator';
 import { ApiErrorResponse } from '../common/openapi';
 import { SubmitTransactionDto } from './dto/submit-transaction.dto';
+import { SubmissionResultDto, TransactionResponseDto } from './dto/transaction.response.dto';
 import type { WalletKind } from './ledger-transaction.entity';
 import { toSubmissionResult, toTransactionResponse } from './transaction.mapper';
 import { TransactionsService } from './transactions.service';
@@ -23,6 +24,12 @@ const INSTRUCTION_BATCH_SCHEMA = {
       },
     },
   },
+  example: {
+    platformInstructions: {
+      instruction: 'list_ticket_v2',
+      params: [{ event_id: '100000', ticket_id: '1', ask_price_minor: '25000000' }],
+    },
+  },
 };
 
 export const IDEMPOTENCY_HEADER = ApiHeader({
@@ -37,12 +44,21 @@ function SignRoute(kind: WalletKind): MethodDecorator {
       // The path's subject is the wallet that signs: a bound key must be bound to it.
       RequireScope('transactions:write', { wallet: kind, in: 'path', field: 'subject' }),
       ApiOperation({
+        operationId: kind === 'user' ? 'signUserTransaction' : 'signIntegratorTransaction',
         summary: `Sign a ${kind} transaction through the upstream custody (idempotent per Idempotency-Key)`,
       }),
       IDEMPOTENCY_HEADER,
       ApiBody({ schema: INSTRUCTION_BATCH_SCHEMA }),
-      ApiResponse({ status: 201, description: 'Signed (not submitted): the transaction record' }),
-      ApiResponse({ status: 200, description: 'Replay (`Idempotent-Replayed: true`): the stored record' }),
+      ApiResponse({
+        status: 201,
+        description: 'Signed (not submitted): the transaction record',
+        type: TransactionResponseDto,
+      }),
+      ApiResponse({
+        status: 200,
+        description: 'Replay (`Idempotent-Replayed: true`): the stored record',
+        type: TransactionResponseDto,
+      }),
       ApiErrorResponse(404, 'NOT_FOUND: never for a subject (any non-empty subject is passed upstream)'),
       ApiErrorResponse(409, 'CONFLICT: the first request with this key is still in flight (Retry-After)'),
       ApiErrorResponse(422, 'IDEMPOTENCY_KEY_REUSED (other body) or UPSTREAM_REJECTED (upstream 4xx)'),
@@ -88,11 +104,20 @@ export class TransactionsController {
   @Post('transactions/submissions')
   @RequireScope('transactions:write')
   @ApiOperation({
+    operationId: 'submitSignedTransaction',
     summary:
       'Submit a transaction signed through this service (contract shape); status null/processing is not success',
   })
-  @ApiResponse({ status: 200, description: 'The upstream answered: its status, unchanged' })
-  @ApiResponse({ status: 202, description: 'Outcome unknown (timeout/5xx): tracked in the background' })
+  @ApiResponse({
+    status: 200,
+    description: 'The upstream answered: its status, unchanged',
+    type: SubmissionResultDto,
+  })
+  @ApiResponse({
+    status: 202,
+    description: 'Outcome unknown (timeout/5xx): tracked in the background',
+    type: SubmissionResultDto,
+  })
   @ApiErrorResponse(404, 'NOT_FOUND: no transaction signed through this service for this client matches')
   @ApiErrorResponse(422, 'UPSTREAM_REJECTED: the upstream refused the submission (4xx)')
   async submitSigned(
@@ -113,10 +138,19 @@ export class TransactionsController {
   @Post('transactions/:custodialTransactionId/submit')
   @RequireScope('transactions:write')
   @ApiOperation({
+    operationId: 'submitTransaction',
     summary: 'Submit (or re-submit) the same signed bytes; tracked in the background until final',
   })
-  @ApiResponse({ status: 200, description: 'The upstream answered: the record with its status, unchanged' })
-  @ApiResponse({ status: 202, description: 'Outcome unknown (timeout/5xx): tracked in the background' })
+  @ApiResponse({
+    status: 200,
+    description: 'The upstream answered: the record with its status, unchanged',
+    type: TransactionResponseDto,
+  })
+  @ApiResponse({
+    status: 202,
+    description: 'Outcome unknown (timeout/5xx): tracked in the background',
+    type: TransactionResponseDto,
+  })
   @ApiErrorResponse(404, "NOT_FOUND: unknown id or another client's transaction")
   @ApiErrorResponse(409, 'CONFLICT: not signed yet')
   @ApiErrorResponse(422, 'UPSTREAM_REJECTED: the upstream refused the submission (4xx)')
@@ -132,8 +166,11 @@ export class TransactionsController {
 
   @Get('transactions/:custodialTransactionId')
   @RequireScope('transactions:write')
-  @ApiOperation({ summary: 'A transaction record, its current status and its history (creator only)' })
-  @ApiResponse({ status: 200, description: 'The record with `history`' })
+  @ApiOperation({
+    operationId: 'getTransaction',
+    summary: 'A transaction record, its current status and its history (creator only)',
+  })
+  @ApiResponse({ status: 200, description: 'The record with `history`', type: TransactionResponseDto })
   @ApiErrorResponse(404, "NOT_FOUND: unknown id or another client's transaction")
   async get(
     @CurrentClient() client: ClientContext,

@@ -20,6 +20,7 @@ export class NotificationsController {
   @Get()
   @Authenticated()
   @ApiOperation({
+    operationId: 'listNotifications',
     summary: "The client's events after a cursor, oldest first (gap-free: resume with next_cursor)",
   })
   @ApiOkResponse({ type: FeedPageDto })

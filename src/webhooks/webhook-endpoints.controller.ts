@@ -34,7 +34,10 @@ export class WebhookEndpointsController {
   constructor(private readonly endpoints: WebhookEndpointsService) {}
 
   @Post()
-  @ApiOperation({ summary: 'Register an endpoint; its signing secret is in this answer only' })
+  @ApiOperation({
+    operationId: 'createWebhookEndpoint',
+    summary: 'Register an endpoint; its signing secret is in this answer only',
+  })
   @ApiCreatedResponse({ type: CreatedWebhookEndpointResponseDto })
   @ApiErrorResponse(409, 'CONFLICT: the client has WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT endpoints already')
   create(
@@ -45,14 +48,17 @@ export class WebhookEndpointsController {
   }
 
   @Get()
-  @ApiOperation({ summary: "The client's endpoints, newest first" })
+  @ApiOperation({ operationId: 'listWebhookEndpoints', summary: "The client's endpoints, newest first" })
   @ApiOkPage(WebhookEndpointResponseDto)
   list(@CurrentClient() client: ClientContext, @Query() query: PageQueryDto): Promise<Page<EndpointView>> {
     return this.endpoints.list(client, query.limit, query.cursor);
   }
 
   @Get(':id')
-  @ApiOperation({ summary: 'One endpoint (never its secret); a disabled one says why' })
+  @ApiOperation({
+    operationId: 'getWebhookEndpoint',
+    summary: 'One endpoint (never its secret); a disabled one says why',
+  })
   @ApiOkResponse({ type: WebhookEndpointResponseDto })
   @ApiErrorResponse(404, NOT_FOUND)
   get(@CurrentClient() client: ClientContext, @Param('id') id: string): Promise<EndpointView> {
@@ -61,6 +67,7 @@ export class WebhookEndpointsController {
 
   @Patch(':id')
   @ApiOperation({
+    operationId: 'updateWebhookEndpoint',
     summary: 'Change url, description, event types or enabled (enabling clears the disabled reason)',
   })
   @ApiOkResponse({ type: WebhookEndpointResponseDto })
@@ -75,7 +82,7 @@ export class WebhookEndpointsController {
 
   @Delete(':id')
   @HttpCode(204)
-  @ApiOperation({ summary: 'Delete the endpoint and its delivery log' })
+  @ApiOperation({ operationId: 'deleteWebhookEndpoint', summary: 'Delete the endpoint and its delivery log' })
   @ApiNoContentResponse()
   @ApiErrorResponse(404, NOT_FOUND)
   async delete(@CurrentClient() client: ClientContext, @Param('id') id: string): Promise<void> {
@@ -85,6 +92,7 @@ export class WebhookEndpointsController {
   @Post(':id/rotate-secret')
   @HttpCode(200)
   @ApiOperation({
+    operationId: 'rotateWebhookEndpointSecret',
     summary:
       'A new signing secret (in this answer only); the old one keeps signing for WEBHOOKS_SECRET_GRACE_MS',
   })
@@ -100,6 +108,7 @@ export class WebhookEndpointsController {
   @Post(':id/ping')
   @HttpCode(202)
   @ApiOperation({
+    operationId: 'pingWebhookEndpoint',
     summary: 'Send a signed webhook.ping to this endpoint now (its outcome is in the delivery log)',
   })
   @ApiAcceptedResponse({ type: PingResponseDto })
@@ -113,7 +122,10 @@ export class WebhookEndpointsController {
   }
 
   @Get(':id/deliveries')
-  @ApiOperation({ summary: "The endpoint's deliveries, newest first: status, tries, last answer, next try" })
+  @ApiOperation({
+    operationId: 'listWebhookDeliveries',
+    summary: "The endpoint's deliveries, newest first: status, tries, last answer, next try",
+  })
   @ApiOkPage(WebhookDeliveryResponseDto)
   @ApiErrorResponse(404, NOT_FOUND)
   deliveries(
@@ -126,7 +138,10 @@ export class WebhookEndpointsController {
 
   @Post(':id/deliveries/:deliveryId/retry')
   @HttpCode(202)
-  @ApiOperation({ summary: 'Send the delivery again now, same webhook-id (whatever its status)' })
+  @ApiOperation({
+    operationId: 'retryWebhookDelivery',
+    summary: 'Send the delivery again now, same webhook-id (whatever its status)',
+  })
   @ApiAcceptedResponse({ type: WebhookDeliveryResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no such endpoint or delivery for this client')
   @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled, or the delivery is being sent right now')

@@ -5,12 +5,30 @@ import { AuthConfig } from '../../src/config/auth.config';
 import { nestRoutes, type NestRoute } from '../support/auth-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 
+interface Media {
+  schema?: Schema;
+  example?: unknown;
+  examples?: Record<string, unknown>;
+}
+interface Schema {
+  $ref?: string;
+  example?: unknown;
+  enum?: unknown[];
+  type?: string;
+  properties?: Record<string, Schema>;
+  required?: string[];
+  items?: Schema;
+  allOf?: Schema[];
+  oneOf?: Schema[];
+  anyOf?: Schema[];
+}
 interface Operation {
+  operationId?: string;
   summary?: string;
   parameters?: { in: string; name: string }[];
-  requestBody?: unknown;
+  requestBody?: { content?: Record<string, Media> };
   security?: Record<string, string[]>[];
-  responses: Record<string, { description?: string; content?: Record<string, { schema?: unknown }> }>;
+  responses: Record<string, { description?: string; content?: Record<string, Media> }>;
 }
 type Document = { paths: Record<string, Record<string, Operation>>; components: Record<string, unknown> };
 
@@ -34,6 +52,36 @@ function expectedErrorStatuses(route: NestRoute, op: Operation, config: AuthConf
   if (route.policy?.kind === 'public-if' || policy?.kind === 'scope') statuses.push('403');
   if (op.parameters?.some((p) => p.in === 'path')) statuses.push('404');
   return statuses.sort();
+}
+
+/**
+ * Whether a schema yields a whole example, as Swagger UI and the generated client's readers see it: its own
+ * `example`, an enum's first value, or every required property (every item; some property when none is
+ * required) yielding one.
+ */
+function hasExample(schema: Schema | undefined, schemas: Record<string, Schema>, depth = 0): boolean {
+  if (!schema || depth > 12) return false;
+  if (schema.example !== undefined || schema.enum) return true;
+  if (schema.$ref) return hasExample(schemas[schema.$ref.split('/').pop() ?? ''], schemas, depth + 1);
+  if (schema.allOf) return schema.allOf.every((s) => hasExample(s, schemas, depth + 1));
+  const variants = schema.oneOf ?? schema.anyOf;
+  if (variants) return variants.some((s) => hasExample(s, schemas, depth + 1));
+  if (schema.items) return hasExample(schema.items, schemas, depth + 1);
+  if (schema.properties) {
+    const properties = schema.properties;
+    const required = schema.required ?? [];
+    // All optional (a PATCH body): at least one field shows how it is used.
+    if (required.length === 0)
+      return Object.values(properties).some((p) => hasExample(p, schemas, depth + 1));
+    return required.every((name) => hasExample(properties[name], schemas, depth + 1));
+  }
+  return false;
+}
+
+/** A JSON media type's example: given on the media type, or derived from its schema. */
+function mediaHasExample(media: Media | undefined, schemas: Record<string, Schema>): boolean {
+  if (!media) return false;
+  return media.example !== undefined || media.examples !== undefined || hasExample(media.schema, schemas);
 }
 
 describe('OpenAPI document (e2e)', () => {
@@ -135,6 +183,45 @@ describe('OpenAPI document (e2e)', () => {
     expect(problems).toEqual([]);
     // Checkout, listing, cancelling, signing as a user and as an integrator.
     expect(declared).toBe(5);
+  });
+
+  it('gives every /v1 operation a unique camelCase operationId (the generated client names them)', () => {
+    const problems: string[] = [];
+    const seen = new Map<string, string>();
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        const id = op.operationId ?? '';
+        // Nest's default is `<Controller>_<handler>`: an explicit id is plain camelCase.
+        if (!/^[a-z][A-Za-z0-9]*$/.test(id))
+          problems.push(`${name}: operationId "${id}" is not explicit camelCase`);
+        const other = seen.get(id);
+        if (other) problems.push(`${name}: operationId "${id}" is also ${other}'s`);
+        seen.set(id, name);
+      }
+    }
+    expect(problems).toEqual([]);
+  });
+
+  it('documents every /v1 success answer with a JSON schema and an example, and every request body with an example', () => {
+    const schemas = (doc.components.schemas ?? {}) as Record<string, Schema>;
+    const problems: string[] = [];
+    for (const [path, ops] of Object.entries(doc.paths)) {
+      if (!path.startsWith('/v1/')) continue;
+      for (const [method, op] of Object.entries(ops)) {
+        const name = `${method.toUpperCase()} ${path}`;
+        for (const [status, response] of Object.entries(op.responses)) {
+          if (!status.startsWith('2') || status === '204') continue;
+          const media = response.content?.['application/json'];
+          if (!media?.schema) problems.push(`${name} ${status}: no JSON schema`);
+          else if (!mediaHasExample(media, schemas)) problems.push(`${name} ${status}: no example`);
+        }
+        if (op.requestBody && !mediaHasExample(op.requestBody.content?.['application/json'], schemas))
+          problems.push(`${name}: request body has no example`);
+      }
+    }
+    expect(problems).toEqual([]);
   });
 
   it('describes the error shape the filter sends', () => {

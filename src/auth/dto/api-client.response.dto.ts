@@ -6,7 +6,7 @@ import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 /** A client as listed to its issuing admin: never the key, never its hash. */
 export class ApiClientResponseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c' })
   id: string;
 
   @ApiProperty({ example: 'marketplace-backend' })
@@ -18,19 +18,25 @@ export class ApiClientResponseDto {
   })
   keyPrefix: string;
 
-  @ApiProperty({ enum: SCOPES, isArray: true })
+  @ApiProperty({ enum: SCOPES, isArray: true, example: ['catalog:read', 'orders:write'] })
   scopes: Scope[];
 
   @BINDING_RESPONSE_PROPERTY
   binding: SubjectBinding | null;
 
-  @ApiProperty({ format: 'uuid', nullable: true, type: String, description: 'Admin client that issued it' })
+  @ApiProperty({
+    format: 'uuid',
+    nullable: true,
+    type: String,
+    description: 'Admin client that issued it',
+    example: '5d1c2b3a-4e5f-4a6b-8c7d-9e0f1a2b3c4d',
+  })
   createdBy: string | null;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   createdAt: string;
 
-  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: null })
   revokedAt: string | null;
 
   @ApiProperty({
@@ -38,6 +44,7 @@ export class ApiClientResponseDto {
     nullable: true,
     type: String,
     description: 'Updated at most once a minute',
+    example: '2027-01-01T12:00:00.000Z',
   })
   lastUsedAt: string | null;
 
@@ -74,6 +81,7 @@ export class ApiClientPageDto {
     description:
       'Opaque, signed: pass as `cursor` for the next page (same caller); null at the end. ' +
       'camelCase here for compatibility; newer lists use `next_cursor`',
+    example: null,
   })
   nextCursor: string | null;
 }

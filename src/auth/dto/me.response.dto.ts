@@ -4,7 +4,7 @@ import type { SubjectBinding } from '../subject-binding';
 import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 export class MeResponseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c' })
   id: string;
 
   @ApiProperty({ example: 'marketplace-backend' })

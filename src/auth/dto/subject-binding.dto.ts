@@ -46,12 +46,17 @@ export class SubjectBindingInputDto {
 
 /** A key's binding as shown: the user and the integrator subject patterns it may act for. */
 export class SubjectBindingDto {
-  @ApiProperty({ type: [String], description: 'User subjects (custodial user wallets) the key may act for' })
+  @ApiProperty({
+    type: [String],
+    description: 'User subjects (custodial user wallets) the key may act for',
+    example: ['acme-*'],
+  })
   userSubjects: string[];
 
   @ApiProperty({
     type: [String],
     description: 'Integrator subjects (integrator wallets) the key may sign as',
+    example: [],
   })
   integratorSubjects: string[];
 }

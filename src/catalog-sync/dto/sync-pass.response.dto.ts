@@ -10,7 +10,12 @@ export class SyncPassDto {
   @ApiProperty({ enum: ['events', 'listings', 'event_listings'] })
   resource: string;
 
-  @ApiProperty({ nullable: true, type: String, description: 'Event of an event refresh (u64 string)' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'Event of an event refresh (u64 string)',
+    example: null,
+  })
   scopeEventId: string | null;
 
   @ApiProperty({ enum: ['running', 'completed', 'failed', 'cancelled'] })
@@ -19,28 +24,28 @@ export class SyncPassDto {
   @ApiProperty({ enum: ['startup', 'schedule', 'operator', 'refresh'] })
   trigger: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   startedAt: string;
 
-  @ApiProperty({ format: 'date-time', nullable: true, type: String })
+  @ApiProperty({ format: 'date-time', nullable: true, type: String, example: '2027-01-01T12:00:41.000Z' })
   finishedAt: string | null;
 
-  @ApiProperty()
+  @ApiProperty({ example: 20 })
   pages: number;
 
-  @ApiProperty()
+  @ApiProperty({ example: 2000 })
   items: number;
 
-  @ApiProperty({ description: 'Rows inserted or changed (unchanged rows are not written)' })
+  @ApiProperty({ description: 'Rows inserted or changed (unchanged rows are not written)', example: 12 })
   upserted: number;
 
-  @ApiProperty({ description: 'Rows marked removed by the sweep of a completed pass' })
+  @ApiProperty({ description: 'Rows marked removed by the sweep of a completed pass', example: 1 })
   removed: number;
 
-  @ApiProperty({ description: 'Items skipped: missing or null identifiers' })
+  @ApiProperty({ description: 'Items skipped: missing or null identifiers', example: 0 })
   skipped: number;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, example: null })
   error: string | null;
 
   static from(pass: SyncPassSummary): SyncPassDto {
@@ -53,7 +58,7 @@ export class SyncPassDto {
 }
 
 export class RunningSyncPassDto extends SyncPassDto {
-  @ApiProperty()
+  @ApiProperty({ example: 1800 })
   itemsPerSecond: number;
 }
 
@@ -61,13 +66,21 @@ export class StartedSyncPassDto {
   @ApiProperty({ enum: ['events', 'listings', 'event_listings'] })
   resource: string;
 
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, example: null })
   eventId: string | null;
 
-  @ApiProperty({ nullable: true, type: String, description: 'The new pass, or the one already running' })
+  @ApiProperty({
+    nullable: true,
+    type: String,
+    description: 'The new pass, or the one already running',
+    example: '42',
+  })
   passId: string | null;
 
-  @ApiProperty({ description: 'A pass for this scope was already running (passId is that pass)' })
+  @ApiProperty({
+    description: 'A pass for this scope was already running (passId is that pass)',
+    example: false,
+  })
   alreadyRunning: boolean;
 
   static from(p: StartedPass): StartedSyncPassDto {
@@ -76,7 +89,7 @@ export class StartedSyncPassDto {
 }
 
 export class TriggerSyncResponseDto {
-  @ApiProperty({ description: 'The first started pass' })
+  @ApiProperty({ description: 'The first started pass', example: '42' })
   passId: string;
 
   @ApiProperty({ type: [StartedSyncPassDto] })
@@ -93,7 +106,12 @@ export class ResourceSyncStatusDto {
   @ApiProperty({ type: [RunningSyncPassDto] })
   running: RunningSyncPassDto[];
 
-  @ApiProperty({ nullable: true, type: Number, description: 'Seconds since the last complete pass' })
+  @ApiProperty({
+    nullable: true,
+    type: Number,
+    description: 'Seconds since the last complete pass',
+    example: 12.5,
+  })
   lagSeconds: number | null;
 
   @ApiProperty({ type: [SyncPassDto] })

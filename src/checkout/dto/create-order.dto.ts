@@ -32,14 +32,20 @@ export function isValidCreateOrderBody(body: Record<string, unknown>): boolean {
 /** `POST /v1/orders`: who buys, which listing, and the price the buyer saw. */
 @FastBodyCheck(isValidCreateOrderBody)
 export class CreateOrderDto {
-  @ApiProperty({ description: "The buyer's user subject (its custodial user wallet signs the purchase)" })
+  @ApiProperty({
+    description: "The buyer's user subject (its custodial user wallet signs the purchase)",
+    example: 'user-1',
+  })
   @IsString()
   @Length(1, 255)
   // PostgreSQL text cannot hold NUL: refused here (400) rather than failing in the database (500).
   @Matches(/^[^\0]*$/, { message: 'buyer_subject must not contain NUL characters' })
   buyer_subject: string;
 
-  @ApiProperty({ description: "The buyer's custodial user wallet address (receives the ticket, pays)" })
+  @ApiProperty({
+    description: "The buyer's custodial user wallet address (receives the ticket, pays)",
+    example: 'Buyer1111111111111111111111111111111111111',
+  })
   @Matches(ADDRESS, {
     message: 'buyer_address must be an address (1 to 128 visible characters)',
   })

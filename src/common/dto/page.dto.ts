@@ -25,7 +25,12 @@ export function ApiOkPage(item: Type<unknown>, description?: string): MethodDeco
         required: ['items', 'next_cursor'],
         properties: {
           items: { type: 'array', items: { $ref: getSchemaPath(item) } },
-          next_cursor: { type: 'string', nullable: true, description: NEXT_CURSOR_DESCRIPTION },
+          next_cursor: {
+            type: 'string',
+            nullable: true,
+            description: NEXT_CURSOR_DESCRIPTION,
+            example: null,
+          },
         },
       },
     }),

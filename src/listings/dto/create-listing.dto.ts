@@ -9,12 +9,18 @@ const ADDRESS_MESSAGE = (field: string): string =>
 
 /** The seller: the user subject whose custodial wallet signs, and that wallet's address. */
 export class SellerDto {
-  @ApiProperty({ description: "The seller's user subject (its custodial user wallet signs)" })
+  @ApiProperty({
+    description: "The seller's user subject (its custodial user wallet signs)",
+    example: 'user-7',
+  })
   @IsString()
   @Length(1, 255)
   seller_subject: string;
 
-  @ApiProperty({ description: "The seller's custodial user wallet address (owner of the ticket)" })
+  @ApiProperty({
+    description: "The seller's custodial user wallet address (owner of the ticket)",
+    example: 'Seller111111111111111111111111111111111111',
+  })
   @Matches(ADDRESS_PATTERN, { message: ADDRESS_MESSAGE('seller_address') })
   seller_address: string;
 }
@@ -37,7 +43,10 @@ export class CreateListingDto extends SellerDto {
   @Matches(/^[1-9]/, { message: 'ask_price_minor must be greater than 0' })
   ask_price_minor: string;
 
-  @ApiProperty({ description: 'Token account the sale proceeds are paid to' })
+  @ApiProperty({
+    description: 'Token account the sale proceeds are paid to',
+    example: 'Payout11111111111111111111111111111111111',
+  })
   @Matches(ADDRESS_PATTERN, { message: ADDRESS_MESSAGE('payout_ata') })
   payout_ata: string;
 

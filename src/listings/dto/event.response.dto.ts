@@ -21,10 +21,10 @@ export class EventResponseDto {
   @ApiProperty({ example: '2027-03-01T20:30:00+01:00', description: 'start_at exactly as received' })
   start_at_raw: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2026-12-01T08:00:00.000Z' })
   first_seen_at: string;
 
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   last_seen_at: string;
 }
 
@@ -48,10 +48,11 @@ export class EventDetailResponseDto extends EventResponseDto {
     nullable: true,
     format: 'date-time',
     description: 'The older of the events and listings passes this answer is built from',
+    example: '2027-01-01T12:00:00.000Z',
   })
   data_as_of: string | null;
 
-  @ApiProperty()
+  @ApiProperty({ example: false })
   stale: boolean;
 }
 
@@ -59,6 +60,6 @@ export class EventsPageResponseDto extends FreshnessFields {
   @ApiProperty({ type: [EventResponseDto] })
   items: EventResponseDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: NEXT_CURSOR_DESCRIPTION })
+  @ApiProperty({ type: String, nullable: true, description: NEXT_CURSOR_DESCRIPTION, example: null })
   next_cursor: string | null;
 }

@@ -46,13 +46,14 @@ export class ListingDetailResponseDto extends ListingResponseDto {
     format: 'date-time',
     description:
       'With fresh=true: when the live re-read started (the answer reflects the upstream then); else null',
+    example: null,
   })
   checked_live_at: string | null;
 
-  @ApiProperty({ type: String, nullable: true, format: 'date-time' })
+  @ApiProperty({ type: String, nullable: true, format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   data_as_of: string | null;
 
-  @ApiProperty()
+  @ApiProperty({ example: false })
   stale: boolean;
 }
 
@@ -61,6 +62,6 @@ export class ListingsPageResponseDto extends FreshnessFields {
   @ApiProperty({ type: [ListingResponseDto] })
   items: ListingResponseDto[];
 
-  @ApiProperty({ type: String, nullable: true, description: NEXT_CURSOR_DESCRIPTION })
+  @ApiProperty({ type: String, nullable: true, description: NEXT_CURSOR_DESCRIPTION, example: null })
   next_cursor: string | null;
 }

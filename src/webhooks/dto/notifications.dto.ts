@@ -42,12 +42,14 @@ export class EventEnvelopeDto {
   @ApiProperty({
     format: 'date-time',
     description: 'Database clock, in the transaction that made the change',
+    example: '2027-01-01T12:00:00.000Z',
   })
   occurred_at: string;
   @ApiProperty({
     type: 'object',
     additionalProperties: true,
     description: 'Small: ids, state, exact money strings',
+    example: { order_id: '0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c', state: 'confirmed' },
   })
   data: Record<string, unknown>;
 }
@@ -60,8 +62,9 @@ export class FeedPageDto {
     type: String,
     description:
       'Pass as `after` to resume: after the last item, or the same cursor again when nothing new committed yet',
+    example: 'eyJwIjoxMjN9.c2ln',
   })
   next_cursor: string | null;
-  @ApiProperty({ description: 'More events are available now after next_cursor' })
+  @ApiProperty({ description: 'More events are available now after next_cursor', example: false })
   has_more: boolean;
 }

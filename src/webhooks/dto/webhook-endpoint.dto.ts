@@ -87,31 +87,36 @@ export class UpdateWebhookEndpointDto {
 }
 
 export class WebhookEndpointResponseDto {
-  @ApiProperty({ format: 'uuid' })
+  @ApiProperty({ format: 'uuid', example: '0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c' })
   id: string;
-  @ApiProperty()
+  @ApiProperty({ example: 'https://marketplace.example/hooks/bff' })
   url: string;
-  @ApiProperty({ nullable: true, type: String })
+  @ApiProperty({ nullable: true, type: String, example: 'order updates for the storefront' })
   description: string | null;
-  @ApiProperty({ type: [String], description: 'Empty: every type' })
+  @ApiProperty({ type: [String], description: 'Empty: every type', example: ['order.confirmed'] })
   event_types: string[];
-  @ApiProperty({ description: 'Operator events (sync.*) reach it: created with an admin key' })
+  @ApiProperty({
+    description: 'Operator events (sync.*) reach it: created with an admin key',
+    example: false,
+  })
   operator_events: boolean;
-  @ApiProperty()
+  @ApiProperty({ example: true })
   enabled: boolean;
   @ApiProperty({
     nullable: true,
     type: String,
     description: 'Why it is disabled (by its owner, or failing too long)',
+    example: null,
   })
   disabled_reason: string | null;
-  @ApiProperty({ nullable: true, type: String, format: 'date-time' })
+  @ApiProperty({ nullable: true, type: String, format: 'date-time', example: null })
   disabled_at: string | null;
   @ApiProperty({
     nullable: true,
     type: String,
     format: 'date-time',
     description: 'Start of the current run of failures',
+    example: null,
   })
   failing_since: string | null;
   @ApiProperty({
@@ -119,11 +124,12 @@ export class WebhookEndpointResponseDto {
     type: String,
     format: 'date-time',
     description: 'Until then the rotated-out secret signs alongside the current one',
+    example: null,
   })
   previous_secret_expires_at: string | null;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   created_at: string;
-  @ApiProperty({ format: 'date-time' })
+  @ApiProperty({ format: 'date-time', example: '2027-01-01T12:00:00.000Z' })
   updated_at: string;
 }
 
@@ -138,6 +144,10 @@ export class CreatedWebhookEndpointResponseDto extends WebhookEndpointResponseDt
 export class PingResponseDto {
   @ApiProperty({ example: 'evt_0f8e2c1b7a6d4e3f9a8b7c6d5e4f3a2b', description: 'The webhook-id of the ping' })
   event_id: string;
-  @ApiProperty({ format: 'uuid', description: 'Its delivery (see the delivery log)' })
+  @ApiProperty({
+    format: 'uuid',
+    description: 'Its delivery (see the delivery log)',
+    example: '7a1b2c3d-4e5f-4061-8a7b-9c0d1e2f3a4b',
+  })
   delivery_id: string;
 }
