@@ -64,13 +64,13 @@ export class HealthController {
     503,
     'SERVICE_UNAVAILABLE: message `Not ready: <dependency> down` (`details` is the full check report) or `Not ready: shutting down`',
   )
-  ready(): Promise<HealthCheckResult> {
+  async ready(): Promise<HealthCheckResult> {
     // Draining (docs/DEPLOY.md): fail at once, without a query, so the balancer's next probe takes us out.
     if (this.drain.draining)
       throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: shutting down', undefined, 1);
     const timeout = this.config.HEALTH_CHECK_TIMEOUT_MS;
     const upstream = this.upstream;
-    return this.health.check([
+    return await this.health.check([
       () => this.db.pingCheck('database', timeout),
       () => this.migrations.check('migrations', timeout),
       ...(upstream ? [() => upstream.check('upstream', timeout)] : []),
