@@ -29,6 +29,7 @@ import type { ListingsConfig } from './config/listings.config';
 import type { WebhooksConfig } from './config/webhooks.config';
 import { DB_ACQUIRE_TIMEOUT_MS } from './database/data-source';
 import { DATABASE_BUSY_RETRY_AFTER_S, installPoolGate, isDatabaseBusy } from './database/pool-gate';
+import { DrainState } from './health/drain.state';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
@@ -60,20 +61,26 @@ export interface CreatedApp {
   logger: Logger;
 }
 
-function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: MetricsService): void {
+function installRequestHooks(
+  fastify: FastifyInstance,
+  logger: Logger,
+  metrics: MetricsService,
+  drain: DrainState,
+): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
     done();
   });
-  // Graceful shutdown: answers finished after close() began say `Connection: close`, or a client's
-  // keep-alive socket would hold the server open until its keep-alive timeout (72 s).
-  let closing = false;
+  // Graceful shutdown (docs/DEPLOY.md): answers finished once draining began (SIGTERM's drain delay, or
+  // close() itself) say `Connection: close`, so keep-alive clients and proxies reconnect to another replica
+  // instead of sending their next request into a closing server, and no idle socket holds the server open
+  // until its keep-alive timeout (72 s).
   fastify.addHook('preClose', (done) => {
-    closing = true;
+    drain.begin();
     done();
   });
   fastify.addHook('onSend', (_request, reply, payload, done) => {
-    if (closing) void reply.header('connection', 'close');
+    if (drain.draining) void reply.header('connection', 'close');
     done(null, payload);
   });
   fastify.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done) => {
@@ -199,7 +206,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   fastify.removeContentTypeParser('text/plain');
   installJsonBodyParser(fastify);
   installRequestLogContext(fastify, logger);
-  installRequestHooks(fastify, logger, metrics);
+  installRequestHooks(fastify, logger, metrics, app.get(DrainState));
   installSecurityHeaders(fastify);
   installProtocolChecks(fastify);
   if (config.docsEnabled) setupOpenApi(app);

@@ -1,7 +1,9 @@
 import 'reflect-metadata';
+import { setTimeout as delay } from 'node:timers/promises';
 import { createApp } from './app.factory';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
+import { DrainState } from './health/drain.state';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import {
   loadStartupConfig,
@@ -56,20 +58,29 @@ async function main(): Promise<void> {
       'ticket-resale-bff listening',
     );
 
+    const drain = app.get(DrainState);
     let stopping = false;
     const shutdown = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
-      logger.info({ signal }, 'shutting down: draining in-flight requests');
+      // Rolling deploys (docs/DEPLOY.md): on SIGTERM readiness fails at once while every other route keeps
+      // serving (answers say `Connection: close`) for the drain delay, so the balancer stops routing here
+      // before the listener goes away. SIGINT is a terminal's Ctrl-C: no balancer to wait for.
+      drain.begin();
+      const drainMs = signal === 'SIGTERM' ? config.SHUTDOWN_DRAIN_DELAY_MS : 0;
+      logger.info({ signal, drainMs }, 'shutting down: readiness fails, draining before close');
       const force = setTimeout(() => {
         logger.error({ timeoutMs: config.SHUTDOWN_TIMEOUT_MS }, 'shutdown timed out; forcing exit');
         void releaseResources().finally(() => process.exit(1));
       }, config.SHUTDOWN_TIMEOUT_MS);
       force.unref();
-      // app.close(): stop accepting, finish in-flight requests, run module destroy hooks (schedulers,
-      // upstream agent, pool); then the sandbox and the embedded cluster can stop.
-      void app
-        .close()
+      // Then app.close(): stop accepting, finish in-flight requests, run module destroy hooks (schedulers,
+      // workers hand their leases back, upstream agent, pool); then the sandbox and the embedded cluster stop.
+      void delay(drainMs)
+        .then(() => {
+          logger.info('drain over: closing');
+          return app.close();
+        })
         .then(releaseResources)
         .then(() => {
           logger.info('shutdown complete');

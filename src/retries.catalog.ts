@@ -508,7 +508,12 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
     }),
     env('service', app, 'SHUTDOWN_TIMEOUT_MS', {
       unit: 'ms',
-      bounds: 'graceful shutdown before the process is forced down',
+      bounds: 'graceful shutdown (drain delay included) before the process is forced down',
+      where: `${CFG}app.config.ts → main.ts`,
+    }),
+    env('service', app, 'SHUTDOWN_DRAIN_DELAY_MS', {
+      unit: 'ms',
+      bounds: 'after SIGTERM: readiness 503, everything else still served, then the server closes',
       where: `${CFG}app.config.ts → main.ts`,
     }),
     env('service', auth, 'API_KEY_CACHE_TTL_MS', {

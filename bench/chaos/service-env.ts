@@ -4,7 +4,8 @@ import { SANDBOX_API_KEY } from './sandbox-process';
  * Environment of a replica in the chaos run, the crash-point tests and the checkout benchmark: the standalone
  * sandbox as upstream, short leases and polls (a killed replica's orders are taken over within seconds), short
  * upstream timeouts (a `hang` fault costs seconds, not the 10-15 s defaults), short webhook polls and leases,
- * buyer limits and request rate limits raised out of the way (the load comes from one client), logs at warn.
+ * buyer limits and request rate limits raised out of the way (the load comes from one client), logs at warn,
+ * no shutdown drain delay.
  */
 export function replicaEnv(options: {
   databaseUrl: string;
@@ -51,6 +52,8 @@ export function replicaEnv(options: {
     WEBHOOKS_WORKER_INTERVAL_MS: '200',
     WEBHOOKS_DELIVERY_TIMEOUT_MS: '3000',
     WEBHOOKS_LEASE_MS: '6000',
+    // Stopped replicas close at once (no balancer to drain from); the rolling-restart test sets its own.
+    SHUTDOWN_DRAIN_DELAY_MS: '0',
     ...options.extra,
   };
 }

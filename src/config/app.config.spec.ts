@@ -54,6 +54,42 @@ describe(AppConfig.name, () => {
     expect(Object.keys(sut)).not.toContain('PATH');
   });
 
+  it('drains for 5 s within an 8 s shutdown by default', () => {
+    const sut = loadAppConfig({});
+    expect(sut.SHUTDOWN_DRAIN_DELAY_MS).toBe(5000);
+    expect(sut.SHUTDOWN_TIMEOUT_MS).toBe(8000);
+  });
+
+  it('refuses a drain delay that leaves too little of the shutdown timeout for closing', () => {
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_MS: '8000', SHUTDOWN_DRAIN_DELAY_MS: '7001' })).toEqual([
+      expect.stringMatching(/^SHUTDOWN_DRAIN_DELAY_MS: .*SHUTDOWN_TIMEOUT_MS/),
+    ]);
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_MS: '8000', SHUTDOWN_DRAIN_DELAY_MS: '7000' })).toEqual([]);
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_MS: '1000', SHUTDOWN_DRAIN_DELAY_MS: '1' })).toEqual([
+      expect.stringMatching(/^SHUTDOWN_DRAIN_DELAY_MS: /),
+    ]);
+    // No drain (the old behaviour): any timeout the variable allows still works.
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_MS: '100', SHUTDOWN_DRAIN_DELAY_MS: '0' })).toEqual([]);
+  });
+
+  it.each(['-1', '59001', 'soon'])('rejects SHUTDOWN_DRAIN_DELAY_MS=%s and names it', (value) => {
+    expect(problemsOf({ SHUTDOWN_DRAIN_DELAY_MS: value })).toEqual([
+      expect.stringMatching(/^SHUTDOWN_DRAIN_DELAY_MS: /),
+    ]);
+  });
+
+  it('reports a bad drain delay and a bad replica cut-off together', () => {
+    const problems = problemsOf({
+      REPLICA_HEARTBEAT_MS: '1000',
+      REPLICA_DEAD_AFTER_MS: '1999',
+      SHUTDOWN_DRAIN_DELAY_MS: '8000',
+    });
+    expect(problems.map((p) => p.split(':')[0]).sort()).toEqual([
+      'REPLICA_DEAD_AFTER_MS',
+      'SHUTDOWN_DRAIN_DELAY_MS',
+    ]);
+  });
+
   it('refuses a replica cut-off shorter than two heartbeats (one late beat must not drop a replica)', () => {
     expect(problemsOf({ REPLICA_HEARTBEAT_MS: '1000', REPLICA_DEAD_AFTER_MS: '1999' })).toEqual([
       expect.stringMatching(/^REPLICA_DEAD_AFTER_MS: /),

@@ -55,8 +55,17 @@ export class AppConfig {
   @EnvInt(100, 30_000)
   HEALTH_CHECK_TIMEOUT_MS = 1500;
 
+  /** The whole graceful shutdown, drain delay included; then the process is forced down (exit 1). */
   @EnvInt(100, 60_000)
   SHUTDOWN_TIMEOUT_MS = 8000;
+
+  /**
+   * After SIGTERM, how long readiness answers 503 while everything else is still served (with
+   * `Connection: close`) before the server closes: at least the balancer's readiness period × failure
+   * threshold, so it has stopped routing here first (docs/DEPLOY.md). SIGINT (a terminal's Ctrl-C) skips it.
+   */
+  @EnvInt(0, 59_000)
+  SHUTDOWN_DRAIN_DELAY_MS = 5000;
 
   @EnvInt(1024, 10 * 1024 * 1024)
   BODY_LIMIT_BYTES = 64 * 1024;
@@ -94,12 +103,22 @@ export class AppConfig {
   }
 }
 
+/** Part of SHUTDOWN_TIMEOUT_MS the drain delay must leave for `app.close()`: in-flight requests, background work. */
+export const MIN_CLOSE_BUDGET_MS = 1000;
+
 /** Reads and validates the environment once; throws ConfigValidationError naming every bad variable. */
 export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
   const config = validateEnvClass(AppConfig, env);
+  const problems: string[] = [];
   if (config.REPLICA_DEAD_AFTER_MS < 2 * config.REPLICA_HEARTBEAT_MS)
-    throw new ConfigValidationError([
+    problems.push(
       'REPLICA_DEAD_AFTER_MS: must be at least twice REPLICA_HEARTBEAT_MS (one late heartbeat is not a death)',
-    ]);
+    );
+  const drain = config.SHUTDOWN_DRAIN_DELAY_MS;
+  if (drain > 0 && drain + MIN_CLOSE_BUDGET_MS > config.SHUTDOWN_TIMEOUT_MS)
+    problems.push(
+      `SHUTDOWN_DRAIN_DELAY_MS: must leave at least ${MIN_CLOSE_BUDGET_MS} ms of SHUTDOWN_TIMEOUT_MS for closing (the drain and the close together must fit in the timeout)`,
+    );
+  if (problems.length > 0) throw new ConfigValidationError(problems);
   return config;
 }

@@ -2,10 +2,12 @@ import { Controller, Get, Optional } from '@nestjs/common';
 import { ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
 import { HealthCheck, HealthCheckService, type HealthCheckResult } from '@nestjs/terminus';
 import { Public } from '../auth/access.decorators';
+import { AppError } from '../common/app-error';
 import { ApiErrorResponse } from '../common/openapi';
 import { AppConfig } from '../config/app.config';
 import { UpstreamHealthIndicator } from '../upstream/upstream.health';
 import { DatabaseHealthIndicator } from './database.health';
+import { DrainState } from './drain.state';
 import { MigrationsHealthIndicator } from './migrations.health';
 import { SyncHealthIndicator } from './sync.health';
 
@@ -19,6 +21,7 @@ export class HealthController {
     private readonly migrations: MigrationsHealthIndicator,
     private readonly config: AppConfig,
     private readonly sync: SyncHealthIndicator,
+    private readonly drain: DrainState,
     /** Provided by the global UpstreamModule; absent (skipped) while the app runs without it. */
     @Optional() private readonly upstream?: UpstreamHealthIndicator,
   ) {}
@@ -26,7 +29,7 @@ export class HealthController {
   @Get('live')
   @ApiOperation({
     operationId: 'getLiveness',
-    summary: 'Liveness: the process is up and serving HTTP (checks nothing else)',
+    summary: 'Liveness: the process is up and serving HTTP (checks nothing else; stays 200 while draining)',
   })
   @ApiOkResponse({
     schema: {
@@ -45,7 +48,7 @@ export class HealthController {
   @ApiOperation({
     operationId: 'getReadiness',
     summary:
-      'Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced',
+      'Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced; 503 from the moment shutdown begins',
   })
   @ApiOkResponse({
     description: 'Every check is up (Terminus report)',
@@ -61,12 +64,15 @@ export class HealthController {
   })
   @ApiErrorResponse(
     503,
-    'SERVICE_UNAVAILABLE: message `Not ready: <dependency> down`, `details` is the full check report',
+    'SERVICE_UNAVAILABLE: message `Not ready: <dependency> down` (`details` is the full check report) or `Not ready: shutting down`',
   )
-  ready(): Promise<HealthCheckResult> {
+  async ready(): Promise<HealthCheckResult> {
+    // Draining (docs/DEPLOY.md): fail at once, without a query, so the balancer's next probe takes us out.
+    if (this.drain.draining)
+      throw new AppError('SERVICE_UNAVAILABLE', 'Not ready: shutting down', undefined, 1);
     const timeout = this.config.HEALTH_CHECK_TIMEOUT_MS;
     const upstream = this.upstream;
-    return this.health.check([
+    return await this.health.check([
       () => this.db.pingCheck('database', timeout),
       () => this.migrations.check('migrations', timeout),
       ...(upstream ? [() => upstream.check('upstream', timeout)] : []),

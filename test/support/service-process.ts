@@ -21,7 +21,15 @@ export async function spawnService(
 ): Promise<ServiceProcess> {
   const [file, ...args] = command;
   const child = spawn(file, args, {
-    env: { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '/tmp', PORT: '0', ...env },
+    // No drain delay unless a test asks for one: nothing balances these processes, and a SIGTERM-stopped
+    // test replica should exit at once (test/e2e/rolling-restart.e2e-spec.ts tests the drain).
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '/tmp',
+      PORT: '0',
+      SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...env,
+    },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
