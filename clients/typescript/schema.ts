@@ -31,7 +31,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Liveness: the process is up and serving HTTP (checks nothing else) */
+    /** Liveness: the process is up and serving HTTP (checks nothing else; stays 200 while draining) */
     get: operations['getLiveness'];
     put?: never;
     post?: never;
@@ -48,7 +48,7 @@ export interface paths {
       path?: never;
       cookie?: never;
     };
-    /** Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced */
+    /** Readiness: database reachable, all migrations applied, upstream key accepted, catalog mirror synced; 503 from the moment shutdown begins */
     get: operations['getReadiness'];
     put?: never;
     post?: never;
@@ -1899,7 +1899,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description SERVICE_UNAVAILABLE: message `Not ready: <dependency> down`, `details` is the full check report */
+      /** @description SERVICE_UNAVAILABLE: message `Not ready: <dependency> down` (`details` is the full check report) or `Not ready: shutting down` */
       503: {
         headers: {
           [name: string]: unknown;
