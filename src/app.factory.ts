@@ -33,6 +33,7 @@ import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
 import type { UpstreamOptions } from './upstream/upstream.options';
+import { nameRequestSpan } from './tracing/tracing';
 
 export interface CreateAppOptions {
   config: AppConfig;
@@ -63,6 +64,7 @@ export interface CreatedApp {
 function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: MetricsService): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    nameRequestSpan(request.method, request.routeOptions?.url ?? 'unmatched');
     done();
   });
   // Graceful shutdown: answers finished after close() began say `Connection: close`, or a client's

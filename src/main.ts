@@ -2,6 +2,7 @@ import 'reflect-metadata';
 import { createApp } from './app.factory';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
+import { flushTracing } from './tracing/tracing';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import {
   loadStartupConfig,
@@ -71,6 +72,8 @@ async function main(): Promise<void> {
       void app
         .close()
         .then(releaseResources)
+        // Spans still in the batch exporter's buffer (a no-op when tracing is off).
+        .then(() => flushTracing().catch(() => undefined))
         .then(() => {
           logger.info('shutdown complete');
           logger.flush();
