@@ -2,7 +2,7 @@
  * Loaded with `node --require ./dist/src/tracing/tracing.register.js dist/src/main.js` (npm start), before
  * Nest or any instrumented module: http, pg and Nest are patched as they are first required.
  *
- * Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set, and then it returns
+ * Off unless OTEL_EXPORTER_OTLP_ENDPOINT (or OTEL_EXPORTER_OTLP_TRACES_ENDPOINT) is set; when off it returns
  * before requiring anything: no SDK, no instrumentation, not even @opentelemetry/api is loaded by this file,
  * and the api the features call stays its own no-op (docs/tracing.md, "cost when off"). This file imports
  * nothing at the top for that reason; the SDK comes in through `load` only when tracing is on.
@@ -19,8 +19,7 @@ export function tracingRequested(env: Env): boolean {
 /** Starts the SDK when the environment asks for it; returns whether it did. */
 export function registerTracing(
   env: Env,
-  load: () => Pick<typeof import('./tracing.sdk'), 'startTracing'> = () =>
-    require('./tracing.sdk') as typeof import('./tracing.sdk'),
+  load: () => { startTracing(): unknown } = () => require('./tracing.sdk') as typeof import('./tracing.sdk'),
 ): boolean {
   if (!tracingRequested(env)) return false;
   load().startTracing();
