@@ -41,7 +41,6 @@ describe('the tracing register, loaded with node --require (e2e: real processes)
         '@opentelemetry/sdk-trace-node',
         '@opentelemetry/instrumentation-http',
         '@opentelemetry/instrumentation-pg',
-        '@opentelemetry/instrumentation-nestjs-core',
         '@opentelemetry/exporter-trace-otlp-http',
       ]),
     );

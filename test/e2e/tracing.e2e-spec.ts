@@ -134,6 +134,11 @@ describe('Tracing: one trace from the caller through checkout to the upstream (e
     );
     expect(upstreamServer.length).toBeGreaterThan(0);
 
+    // The confirmed order's event refresh (a sync pass) in the same trace.
+    expect(inTrace.some((s) => s.name === 'sync pass' && s.attributes['sync.trigger'] === 'refresh')).toBe(
+      true,
+    );
+
     // SQL of the hot path.
     expect(
       inTrace.some(
