@@ -4,7 +4,7 @@ import { CheckoutConfig } from '../config/checkout.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { logWorkError } from '../durable-work/worker-loop';
 import { TransactionsService } from '../transactions/transactions.service';
-import { withSpan } from '../tracing/tracing';
+import { outsideTrace, withSpan } from '../tracing/tracing';
 import {
   upstreamKeyOf,
   type KeyedOrder,
@@ -101,16 +101,18 @@ export class CheckoutDriver implements OnModuleDestroy {
   /**
    * One drive is one span `checkout drive`, each step a child `checkout <recovery point>` (docs/tracing.md).
    * A drive started by the POST runs in the POST's trace (the request's context is still active here); one
-   * resumed by the worker (a wake-up, a crash, another replica) starts a trace of its own, tied to the order
-   * by `order.id` and to the POST's log lines by `order.request_id`.
+   * resumed by the worker (a retry, a crash, another replica) starts a trace of its own, linked to the POST's
+   * span (the traceparent stored with the order) and tied to its log lines by `order.request_id`.
    */
-  private run(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
+  private async run(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
+    // Only with tracing on and outside any trace (a resumed drive): one read for the POST's traceparent.
+    const linkTo = outsideTrace() ? await this.repo.traceparentOf(order.id).catch(() => null) : null;
     const attributes = {
       'order.id': order.id,
       'order.attempt': order.attempt,
       ...(order.requestId ? { 'order.request_id': order.requestId } : {}),
     };
-    return withSpan('checkout drive', attributes, () => this.runSteps(order, revalidation));
+    return withSpan('checkout drive', attributes, () => this.runSteps(order, revalidation), { linkTo });
   }
 
   private async runSteps(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {

@@ -1,4 +1,14 @@
-import { SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
+import {
+  ROOT_CONTEXT,
+  SpanStatusCode,
+  context,
+  isSpanContextValid,
+  propagation,
+  trace,
+  type Attributes,
+  type Link,
+  type Span,
+} from '@opentelemetry/api';
 
 /**
  * Tracing as the rest of the code sees it: @opentelemetry/api only (docs/tracing.md). The SDK is started by
@@ -31,6 +41,32 @@ export async function flushTracing(): Promise<void> {
 
 const tracer = trace.getTracer('ticket-resale-bff');
 
+export interface SpanOptions {
+  /**
+   * The traceparent of the work this continues (an order's POST): when no span is active (a drive resumed by
+   * the recovery worker), the new span starts a new trace with a link to it.
+   */
+  linkTo?: string | null;
+}
+
+function linksTo(traceparent: string): Link[] {
+  const linked = trace.getSpanContext(propagation.extract(ROOT_CONTEXT, { traceparent }));
+  return linked && isSpanContextValid(linked) ? [{ context: linked }] : [];
+}
+
+/** True when tracing is on and no span is active: new spans would start a trace of their own. */
+export function outsideTrace(): boolean {
+  return tracingOn() && trace.getActiveSpan() === undefined;
+}
+
+/** The W3C traceparent of the active span, to store with work resumed later (undefined when tracing is off). */
+export function currentTraceparent(): string | undefined {
+  if (!tracingOn()) return undefined;
+  const carrier: Record<string, string> = {};
+  propagation.inject(context.active(), carrier);
+  return carrier.traceparent;
+}
+
 /**
  * Runs `fn` inside a new span `name` (a child of the active one) and ends it when `fn` settles: status
  * ERROR with the error's code (never its message) when it throws. `attributes`: ids and outcomes only,
@@ -40,9 +76,11 @@ export function withSpan<T>(
   name: string,
   attributes: Attributes,
   fn: (span: Span | undefined) => Promise<T>,
+  options: SpanOptions = {},
 ): Promise<T> {
   if (!tracingOn()) return fn(undefined);
-  return tracer.startActiveSpan(name, { attributes }, async (span) => {
+  const links = options.linkTo && !trace.getActiveSpan() ? linksTo(options.linkTo) : undefined;
+  return tracer.startActiveSpan(name, { attributes, links }, async (span) => {
     try {
       return await fn(span);
     } catch (error) {

@@ -156,6 +156,60 @@ describe('Tracing: one trace from the caller through checkout to the upstream (e
     expect(post?.trace_id).toBe(traceId);
   });
 
+  it("a drive resumed by the worker is a trace of its own, linked to the POST's span", async () => {
+    const { listing, buyer } = helpers.market(t.sandbox, 'resumed');
+    await helpers.refreshMirror(t.app, listing.eventId);
+    // Every attempt of the first drive's signing call fails: the order is handed back, the worker resumes it.
+    t.sandbox.admin.setFaults([{ operation: 'signUser', times: 4, kind: 'error', status: 503 }]);
+    const resumedTrace = randomBytes(16).toString('hex');
+    const postSpan = randomBytes(8).toString('hex');
+    let id = '';
+    try {
+      const res = await fetch(`${baseUrl}/v1/orders`, {
+        method: 'POST',
+        headers: {
+          authorization: `Bearer ${client.key}`,
+          'content-type': 'application/json',
+          'idempotency-key': `resumed-${randomBytes(6).toString('hex')}`,
+          traceparent: `00-${resumedTrace}-${postSpan}-01`,
+        },
+        body: JSON.stringify(helpers.orderBody(listing, buyer)),
+      });
+      expect(res.status).toBe(202);
+      id = ((await res.json()) as { id: string }).id;
+      expect((await helpers.waitFinal(t.app, client.key, id)).state).toBe('confirmed');
+    } finally {
+      t.sandbox.admin.clearFaults();
+    }
+    await waitUntil(
+      () =>
+        exporter
+          .getFinishedSpans()
+          .some((s) => s.attributes['order.id'] === id && s.attributes['order.next_state'] === 'confirmed'),
+      10_000,
+      50,
+    );
+    const drives = exporter
+      .getFinishedSpans()
+      .filter((s) => s.name === 'checkout drive' && s.attributes['order.id'] === id);
+    const server = exporter
+      .getFinishedSpans()
+      .find((s) => s.kind === SpanKind.SERVER && s.parentSpanContext?.spanId === postSpan);
+    expect(server).toBeDefined();
+    const [first, ...resumed] = drives.toSorted(
+      (a, b) => a.startTime[0] - b.startTime[0] || a.startTime[1] - b.startTime[1],
+    );
+    expect(first.spanContext().traceId).toBe(resumedTrace);
+    expect(resumed.length).toBeGreaterThan(0);
+    for (const drive of resumed) {
+      expect(drive.spanContext().traceId).not.toBe(resumedTrace);
+      expect(drive.parentSpanContext).toBeUndefined();
+      expect(drive.links.map((l) => [l.context.traceId, l.context.spanId])).toEqual([
+        [resumedTrace, server?.spanContext().spanId],
+      ]);
+    }
+  });
+
   it('exports no header value, key, idempotency key, query string, body or signed bytes', async () => {
     const db = new Client({ connectionString: t.databaseUrl });
     await db.connect();
