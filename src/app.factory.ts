@@ -64,7 +64,7 @@ export interface CreatedApp {
 function installRequestHooks(fastify: FastifyInstance, logger: Logger, metrics: MetricsService): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
-    nameRequestSpan(request.method, request.routeOptions?.url ?? 'unmatched');
+    nameRequestSpan(request);
     done();
   });
   // Graceful shutdown: answers finished after close() began say `Connection: close`, or a client's

@@ -110,13 +110,16 @@ export function traceLogFields(): { trace_id?: string; span_id?: string } {
 /**
  * Names the inbound request's span after its route (`POST /v1/orders/:id`, never the concrete path): the
  * http instrumentation knows only the method. Called from the first onRequest hook, where the active span
- * is the request's own.
+ * is the request's own. Takes the request itself: Fastify builds `routeOptions` anew on every read, which
+ * only happens here when tracing is on.
  */
-export function nameRequestSpan(method: string, route: string): void {
+export function nameRequestSpan(request: { method: string; routeOptions?: { url?: string } }): void {
   if (!tracingOn()) return;
   const span = trace.getActiveSpan();
-  span?.updateName(`${method} ${route}`);
-  span?.setAttribute('http.route', route);
+  if (span === undefined) return;
+  const route = request.routeOptions?.url ?? 'unmatched';
+  span.updateName(`${request.method} ${route}`);
+  span.setAttribute('http.route', route);
 }
 
 /** An event on the active span (ids and outcomes only, like span attributes); nothing when tracing is off. */
