@@ -430,7 +430,6 @@ export class OrderRepository {
     return row ? held(toEntity(row), sentAt) : null;
   }
 
-  /** Makes an order due now (after its ledger transaction became final); returns whether one was found. */
   /**
    * Stores the traceparent of the POST that created the order (tracing on only; docs/tracing.md). Its own table,
    * not a column of `orders`: a new column would change `SELECT *` / `RETURNING *` of the statements other
@@ -452,6 +451,7 @@ export class OrderRepository {
     return rows[0]?.traceparent ?? null;
   }
 
+  /** Makes an order due now (after its ledger transaction became final); returns whether one was found. */
   async wakeByTransactionRecord(transactionRecordId: string): Promise<string | null> {
     const [row] = await this.rows(
       `UPDATE orders SET next_attempt_at = clock_timestamp()
