@@ -34,6 +34,7 @@ import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
 import { UNCAUGHT_UPSTREAM_OVERRIDES, upstreamToAppError } from './upstream/upstream-error.mapper';
 import type { UpstreamOptions } from './upstream/upstream.options';
+import { nameRequestSpan } from './tracing/tracing';
 
 export interface CreateAppOptions {
   config: AppConfig;
@@ -69,6 +70,7 @@ function installRequestHooks(
 ): void {
   fastify.addHook('onRequest', (request, reply, done) => {
     void reply.header(REQUEST_ID_HEADER, request.id);
+    nameRequestSpan(request);
     done();
   });
   // Graceful shutdown (docs/DEPLOY.md): answers finished once draining began (SIGTERM's drain delay, or

@@ -4,6 +4,7 @@ import { createApp } from './app.factory';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
 import { DrainState } from './health/drain.state';
+import { flushTracing } from './tracing/tracing';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import {
   loadStartupConfig,
@@ -82,6 +83,8 @@ async function main(): Promise<void> {
           return app.close();
         })
         .then(releaseResources)
+        // Spans still in the batch exporter's buffer (a no-op when tracing is off).
+        .then(() => flushTracing().catch(() => undefined))
         .then(() => {
           logger.info('shutdown complete');
           logger.flush();

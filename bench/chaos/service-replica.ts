@@ -50,7 +50,9 @@ export class ServiceReplica {
     this.starts++;
     // BENCH_CPU_PROF_DIR in the replica's env: a V8 CPU profile of it, written there when it stops.
     const prof = this.env.BENCH_CPU_PROF_DIR;
-    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, 'dist/src/main.js'] : ['dist/src/main.js'];
+    // As `npm start` runs it: the tracing register first (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set).
+    const main = ['--require', './dist/src/tracing/tracing.register.js', 'dist/src/main.js'];
+    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...main] : main;
     this.proc = this.group.spawn(`${this.name}#${this.starts}`, args, {
       ...this.env,
       ...extraEnv,

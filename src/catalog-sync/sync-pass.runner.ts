@@ -7,6 +7,7 @@ import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
 import { UpstreamClient } from '../upstream/upstream.client';
 import type { WalkPage } from '../upstream/upstream.types';
 import { SyncConfig } from '../config/sync.config';
+import { withSpan } from '../tracing/tracing';
 import { PassCancelledError } from './catalog-sync.errors';
 import { eventKey, listingKey, mapEvent, mapListing, mapPage, type SkipReason } from './catalog-sync.mapper';
 import { SyncMetrics } from './catalog-sync.metrics';
@@ -169,7 +170,23 @@ export class SyncPassRunner {
       this.logger.warn({ passId: pass.id, resource: plan.resource }, error.message);
       lease.abort(error);
     };
-    const done = this.runPass(plan, pass, connection, lease, clockOffsetMs).finally(() => {
+    // One span per pass (docs/tracing.md): its page fetches and batch writes are children.
+    const attributes = {
+      'sync.pass_id': pass.id,
+      'sync.resource': plan.resource,
+      'sync.trigger': plan.trigger,
+      ...(plan.scopeEventId === null ? {} : { 'sync.event_id': plan.scopeEventId.toString() }),
+    };
+    const traced = withSpan('sync pass', attributes, async (span) => {
+      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs);
+      span?.setAttributes({
+        'sync.status': record.status,
+        'sync.pages': record.pages,
+        'sync.items': record.items,
+      });
+      return record;
+    });
+    const done = traced.finally(() => {
       lease.stop();
       releaseClient(lease.signal.aborted);
     });

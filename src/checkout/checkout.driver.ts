@@ -4,6 +4,7 @@ import { CheckoutConfig } from '../config/checkout.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { logWorkError } from '../durable-work/worker-loop';
 import { TransactionsService } from '../transactions/transactions.service';
+import { outsideTrace, withSpan } from '../tracing/tracing';
 import {
   upstreamKeyOf,
   type KeyedOrder,
@@ -97,7 +98,24 @@ export class CheckoutDriver implements OnModuleDestroy {
     return run;
   }
 
+  /**
+   * One drive is one span `checkout drive`, each step a child `checkout <recovery point>` (docs/tracing.md).
+   * A drive started by the POST runs in the POST's trace (the request's context is still active here); one
+   * resumed by the worker (a retry, a crash, another replica) starts a trace of its own, linked to the POST's
+   * span (the traceparent stored with the order) and tied to its log lines by `order.request_id`.
+   */
   private async run(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
+    // Only with tracing on and outside any trace (a resumed drive): one read for the POST's traceparent.
+    const linkTo = outsideTrace() ? await this.repo.traceparentOf(order.id).catch(() => null) : null;
+    const attributes = {
+      'order.id': order.id,
+      'order.attempt': order.attempt,
+      ...(order.requestId ? { 'order.request_id': order.requestId } : {}),
+    };
+    return withSpan('checkout drive', attributes, () => this.runSteps(order, revalidation), { linkTo });
+  }
+
+  private async runSteps(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
     let current: OrderEntity | null = order;
     const ctx: DriveContext = { record: null, nextPollAt: 0, revalidation };
     try {
@@ -128,6 +146,13 @@ export class CheckoutDriver implements OnModuleDestroy {
       refresh: (o) => this.settlement.refresh(o),
       done: () => Promise.resolve(null),
     };
-    return steps[order.recoveryPoint](order);
+    const attributes = { 'order.id': order.id, 'order.attempt': order.attempt, 'order.state': order.state };
+    return withSpan(`checkout ${order.recoveryPoint}`, attributes, async (span) => {
+      const next = await steps[order.recoveryPoint](order);
+      // Where the order goes from here: its next recovery point, or `handed_back` (waits, fenced, final).
+      if (next) span?.setAttributes({ 'order.next': next.recoveryPoint, 'order.next_state': next.state });
+      else span?.setAttribute('order.next', 'handed_back');
+      return next;
+    });
   }
 }

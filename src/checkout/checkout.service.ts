@@ -14,6 +14,7 @@ import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderEntity } from './order.entity';
 import { OrderRepository, type CreateResult, type NewOrder } from './order.repository';
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
+import { currentTraceparent } from '../tracing/tracing';
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 export const WAIT_POLL_MS = 50;
@@ -129,6 +130,10 @@ export class CheckoutService implements OnModuleInit {
     // Handed to the driver in process at once (this replica holds the lease): no wait for a worker poll; the
     // worker takes over if this process dies.
     void this.driver.drive(result.order, revalidation);
+    // Tracing on: a drive resumed later (retry, crash, another replica) links its new trace to this request's.
+    // Alongside the drive, and never the request's failure: a lost write only loses the link.
+    const traceparent = currentTraceparent();
+    if (traceparent) void this.repo.saveTraceparent(result.order.id, traceparent).catch(() => undefined);
     return { order: await this.view(result.order), replayed: false };
   }
 

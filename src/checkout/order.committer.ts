@@ -10,6 +10,7 @@ import { CheckoutMetrics } from './checkout.metrics';
 import { crashPoint, type CrashPointName } from './crash-points';
 import { FINAL_ORDER_STATES, type OrderEntity, type OrderState } from './order.entity';
 import { OrderRepository, type AuditStep, type OrderPatch } from './order.repository';
+import { addSpanEvent } from '../tracing/tracing';
 
 /** Names of the commits a step makes: each has its crash points `before_commit_<name>` / `after_commit_<name>`. */
 export type CommitName =
@@ -111,7 +112,14 @@ export class OrderCommitter {
         this.work.fencedOff({ table: 'orders', id: order.id, token: order.leaseToken }, 'commit');
       return null;
     }
-    for (const a of audit)
+    for (const a of audit) {
+      // Several steps may share one commit (revalidated+signing+signed+submitted): each is an event on the span
+      // of the checkout step that committed it (docs/tracing.md).
+      addSpanEvent('order.step', {
+        step: a.step,
+        state: a.state ?? committed.state,
+        attempt: committed.attempt,
+      });
       this.logger.log(
         {
           orderId: committed.id,
@@ -124,6 +132,7 @@ export class OrderCommitter {
         },
         'checkout step',
       );
+    }
     if (!FINAL_ORDER_STATES.includes(order.state) && FINAL_ORDER_STATES.includes(committed.state))
       this.metrics.observeFinal(committed);
     return committed;

@@ -430,6 +430,27 @@ export class OrderRepository {
     return row ? held(toEntity(row), sentAt) : null;
   }
 
+  /**
+   * Stores the traceparent of the POST that created the order (tracing on only; docs/tracing.md). Its own table,
+   * not a column of `orders`: a new column would change `SELECT *` / `RETURNING *` of the statements other
+   * replicas still have prepared during a rolling deploy ("cached plan must not change result type").
+   */
+  async saveTraceparent(orderId: string, traceparent: string): Promise<void> {
+    await this.dataSource.query(
+      `INSERT INTO order_traces (order_id, traceparent) VALUES ($1, $2) ON CONFLICT (order_id) DO NOTHING`,
+      [orderId, traceparent],
+    );
+  }
+
+  /** The traceparent stored for the order, or null (tracing was off when it was created). */
+  async traceparentOf(orderId: string): Promise<string | null> {
+    const rows = await this.dataSource.query<{ traceparent: string }[]>(
+      `SELECT traceparent FROM order_traces WHERE order_id = $1`,
+      [orderId],
+    );
+    return rows[0]?.traceparent ?? null;
+  }
+
   /** Makes an order due now (after its ledger transaction became final); returns whether one was found. */
   async wakeByTransactionRecord(transactionRecordId: string): Promise<string | null> {
     const [row] = await this.rows(

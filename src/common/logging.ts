@@ -2,6 +2,7 @@ import type { FastifyInstance } from 'fastify';
 import { storage } from 'nestjs-pino/storage';
 import pino, { type DestinationStream, type Logger } from 'pino';
 import type { AppConfig } from '../config/app.config';
+import { traceLogFields, tracingOn } from '../tracing/tracing';
 
 /** Field names that hold secrets wherever they appear: headers and the service's own secret fields. */
 const SECRET_FIELDS = [
@@ -53,6 +54,8 @@ export function createRootLogger(config: AppConfig, destination?: DestinationStr
       formatters: { level: (label) => ({ level: label }) },
       redact: { paths: [...BUILT_IN_REDACT_PATHS, ...config.LOG_REDACT_PATHS], censor: '[REDACTED]' },
       serializers: { err: serializeError, error: serializeError },
+      // trace_id/span_id of the active span on every line (docs/tracing.md); no mixin at all when tracing is off.
+      ...(tracingOn() ? { mixin: traceLogFields } : {}),
     },
     destination ?? pino.destination({ fd: 1, sync: false }),
   );

@@ -24,6 +24,7 @@ import { CreateWebhookDeliveries1795744115188 } from '../../migrations/179574411
 import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
 import { CreateOutboxTriggers1795746593082 } from '../../migrations/1795746593082-CreateOutboxTriggers';
 import { CreateServiceReplicas1795744364926 } from '../../migrations/1795744364926-CreateServiceReplicas';
+import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-CreateOrderTraces';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -56,4 +57,5 @@ export const MIGRATIONS = [
   AddApiClientsSubjectBinding1795744217137,
   CreateServiceReplicas1795744364926,
   CreateOutboxTriggers1795746593082,
+  CreateOrderTraces1795754004140,
 ];

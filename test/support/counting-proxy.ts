@@ -1,11 +1,16 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
 
-/** One request the proxy forwarded: when it arrived (ms, this process's clock), its path and the answer's status. */
+/**
+ * One request the proxy forwarded: when it arrived (ms, this process's clock), its path, the answer's status and
+ * its traceparent.
+ */
 export interface ProxiedRequest {
   at: number;
   path: string;
   status: number;
   answeredAt: number;
+  /** The W3C trace-context header the request carried, if any (tracing e2e). */
+  traceparent?: string;
 }
 
 /**
@@ -42,7 +47,14 @@ export class CountingProxy {
   }
 
   private forward(req: IncomingMessage, res: ServerResponse): void {
-    const entry: ProxiedRequest = { at: Date.now(), path: req.url ?? '', status: 0, answeredAt: 0 };
+    const traceparent = req.headers.traceparent;
+    const entry: ProxiedRequest = {
+      at: Date.now(),
+      path: req.url ?? '',
+      status: 0,
+      answeredAt: 0,
+      ...(typeof traceparent === 'string' ? { traceparent } : {}),
+    };
     this.requests.push(entry);
     const upstream = request(
       {

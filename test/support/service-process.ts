@@ -10,14 +10,22 @@ export interface ServiceProcess {
   output: () => string;
 }
 
+/** The service's command line as `npm start` runs it: the tracing register first (docs/tracing.md), then main. */
+export const SERVICE_COMMAND: [string, ...string[]] = [
+  process.execPath,
+  '--require',
+  './dist/src/tracing/tracing.register.js',
+  'dist/src/main.js',
+];
+
 /**
- * Starts the service and waits for its "listening" log line: `node dist/src/main.js` (built in global
- * setup) by default, or another command line such as `npm start`.
+ * Starts the service and waits for its "listening" log line: SERVICE_COMMAND (built in global setup) by
+ * default, or another command line such as `npm start`.
  */
 export async function spawnService(
   env: Record<string, string>,
   timeoutMs = 30_000,
-  command: [string, ...string[]] = [process.execPath, 'dist/src/main.js'],
+  command: [string, ...string[]] = SERVICE_COMMAND,
 ): Promise<ServiceProcess> {
   const [file, ...args] = command;
   const child = spawn(file, args, {

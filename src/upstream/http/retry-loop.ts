@@ -1,4 +1,6 @@
+import type { Span } from '@opentelemetry/api';
 import { safeRequestId } from '../../common/request-id';
+import { withSpan } from '../../tracing/tracing';
 import { UpstreamError } from '../upstream.error';
 import type { ResolvedUpstreamOptions } from '../upstream.options';
 import type { AttemptOutcome, Ending, HttpCall, UpstreamAttempt } from './attempt';
@@ -55,8 +57,37 @@ export class RetryLoop {
     metrics.rateLimit.set(rateLimit.ratePerSecond);
   }
 
-  /** Runs a call to completion: a 200 body, or an UpstreamError carrying the attempts made. */
-  async execute(call: HttpCall): Promise<HttpResult> {
+  /**
+   * Runs a call to completion: a 200 body, or an UpstreamError carrying the attempts made. Traced as one span
+   * `upstream <operation>` (route template, never the concrete path), each attempt an event on it; the HTTP
+   * client span of each attempt is its child and carries the traceparent upstream (docs/tracing.md).
+   */
+  execute(call: HttpCall): Promise<HttpResult> {
+    const attributes = {
+      'upstream.operation': call.operation,
+      'upstream.kind': call.kind,
+      'http.request.method': call.method,
+      'http.route': call.route,
+    };
+    return withSpan(`upstream ${call.operation}`, attributes, async (span) => {
+      try {
+        const result = await this.run(call, span);
+        span?.setAttribute('upstream.attempts', result.attempts);
+        return result;
+      } catch (error) {
+        if (span && error instanceof UpstreamError) {
+          span.setAttributes({
+            'upstream.attempts': error.attempts,
+            'upstream.error_code': error.code,
+            'upstream.outcome_unknown': error.outcomeUnknown,
+          });
+        }
+        throw error;
+      }
+    });
+  }
+
+  private async run(call: HttpCall, span: Span | undefined): Promise<HttpResult> {
     const { clock, retry } = this.options;
     const requestId = safeRequestId(call.requestId);
     const deadline = clock.now() + (call.deadlineMs ?? this.options.timeouts.deadlineMs);
@@ -83,7 +114,7 @@ export class RetryLoop {
       const outcome = await this.attempt.run(call, deadline, requestId);
       made = attempt;
       const retried = isRetried(outcome);
-      this.observe(call, attempt, requestId, outcome, retried);
+      this.observe(call, attempt, requestId, outcome, retried, span);
       if (outcome.error === undefined) return { body: outcome.body ?? '', attempts: attempt };
       const error = outcome.error;
       last = error;
@@ -141,8 +172,15 @@ export class RetryLoop {
     requestId: string,
     outcome: AttemptOutcome,
     retried: boolean,
+    span: Span | undefined,
   ): void {
     this.metrics.attempt(call.operation, outcome.label, outcome.seconds);
+    span?.addEvent('upstream.attempt', {
+      attempt,
+      status: outcome.label,
+      duration_ms: Math.round(outcome.seconds * 100_000) / 100,
+      ...(outcome.error ? { code: outcome.error.code, retried } : {}),
+    });
     const fields = {
       operation: call.operation,
       method: call.method,
