@@ -4,6 +4,7 @@ import { SyncConfig } from '../config/sync.config';
 import { UpstreamClient } from '../upstream/upstream.client';
 import {
   MINUTE_MS,
+  ORDERS_RECORDED,
   classifySyncFailure,
   minuteOf,
   minuteSeries,
@@ -116,18 +117,23 @@ export class StatusService {
   }
 
   private async ordersReport(now: number, from: number, current: number): Promise<StatusReport['orders']> {
-    const [openByState, oldest, stored, currentFinals] = await Promise.all([
+    const [openByState, oldest, stored] = await Promise.all([
       this.figures.openByState(),
       this.figures.oldestOpen(),
       this.samples.read(
-        ['orders.final', 'orders.attempts', 'orders.final_p50_ms', 'orders.final_p99_ms'],
+        [ORDERS_RECORDED, 'orders.final', 'orders.attempts', 'orders.final_p50_ms', 'orders.final_p99_ms'],
         Math.min(from, minuteOf(now - DAY_MS)),
       ),
-      this.figures.finals(current, current + MINUTE_MS),
     ]);
-    // The current minute is not recorded yet: computed live, so the page moves within the minute.
-    const live: StoredSample[] = orderFigures(current, currentFinals).map((f) => ({ ...f }));
-    const all = [...stored.filter((s) => s.minute < current), ...live];
+    // The current minute, and the previous one until a recorder has written it (it waits for the minute to
+    // settle), are computed live from `orders`, so the page moves within the minute and has no gap after it.
+    const recorded = new Set(stored.filter((s) => s.figure === ORDERS_RECORDED).map((s) => s.minute));
+    const liveMinutes = [current - MINUTE_MS, current].filter((m) => !recorded.has(m));
+    const live: StoredSample[] = [];
+    for (const minute of liveMinutes) {
+      live.push(...orderFigures(minute, await this.figures.finals(minute, minute + MINUTE_MS)));
+    }
+    const all = [...stored.filter((s) => !liveMinutes.includes(s.minute)), ...live];
     const day = all.filter((s) => s.minute >= now - DAY_MS);
     const outcomes = [...new Set([...FINAL_OUTCOMES, ...labels(all, 'orders.final')])];
     return {
