@@ -14,7 +14,7 @@ small{font-weight:normal;color:#5f6b7a}
 #panels{display:grid;grid-template-columns:repeat(auto-fit,minmax(min(100%,380px),1fr));gap:12px;padding:12px}
 .generated{grid-column:1/-1;margin:0;color:#4a5568}
 .panel{background:#fff;border:1px solid #d8dee6;border-radius:6px;padding:12px;min-width:0}
-.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(110px,1fr));gap:8px}
+.cols{display:grid;grid-template-columns:repeat(auto-fit,minmax(150px,1fr));gap:8px}
 .table{overflow-x:auto}
 table{border-collapse:collapse;width:100%;font-size:13px}
 th,td{text-align:left;padding:3px 6px;border-bottom:1px solid #eef1f4;vertical-align:top}
@@ -22,6 +22,10 @@ code{font-size:12px;word-break:break-all}
 .badge{display:inline-block;padding:0 6px;border-radius:8px;font-size:12px;background:#e2e8f0}
 .badge.completed{background:#d3f4df;color:#14532d}.badge.failed{background:#fde2e1;color:#7f1d1d}
 .badge.running{background:#dbeafe;color:#1e3a8a}.badge.kind{background:#fef3c7;color:#78350f}
+.counts{list-style:none;margin:0;padding:0;font-size:13px}
+.counts li{display:flex;justify-content:space-between;gap:8px;border-bottom:1px solid #eef1f4;padding:2px 0}
+.facts{display:grid;grid-template-columns:max-content 1fr;gap:2px 10px;margin:0;font-size:13px}
+.facts dt{color:#5f6b7a}.facts dd{margin:0;min-width:0}
 .error{color:#7f1d1d;font-size:13px;overflow-wrap:anywhere}
 .empty{color:#5f6b7a;font-size:13px}
 .plot{margin:10px 0 0}

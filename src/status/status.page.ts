@@ -23,37 +23,45 @@ function table(head: readonly string[], rows: readonly (readonly string[])[], em
   );
 }
 
-const counts = (record: Record<string, number>, empty: string): string =>
-  table(
-    ['', 'count'],
-    Object.entries(record).map(([k, v]) => [e(k), shortNumber(v)]),
-    empty,
-  );
+/** Counts by name as a list (narrow enough for a phone, unlike a table). */
+function counts(record: Record<string, number>, empty: string): string {
+  const entries = Object.entries(record);
+  if (entries.length === 0) return `<p class="empty">${e(empty)}</p>`;
+  return `<ul class="counts">${entries.map(([k, v]) => `<li><span>${e(k)}</span> <b>${shortNumber(v)}</b></li>`).join('')}</ul>`;
+}
+
+/** Label–value pairs (a definition list laid out in two columns). */
+function facts(pairs: readonly (readonly [string, string])[]): string {
+  return `<dl class="facts">${pairs.map(([k, v]) => `<dt>${e(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
+}
 
 function syncPanel(sync: StatusReport['sync']): string {
-  const rows = sync.resources.map((r) => {
+  const resources = sync.resources.map((r) => {
     const pass = r.last_pass;
     const outcome = pass
       ? `<span class="badge ${e(pass.status)}">${e(pass.status)}</span>` +
-        (pass.failure_kind ? ` <span class="badge kind">${e(pass.failure_kind)}</span>` : '')
-      : '—';
-    return [
-      e(r.resource),
-      outcome,
-      pass ? time(pass.finished_at ?? pass.started_at) : '—',
-      age(r.mirror_age_seconds),
-      age(r.lag_seconds),
-      time(r.next_pass_due_at),
-    ];
+        (pass.failure_kind ? ` <span class="badge kind">${e(pass.failure_kind)}</span>` : '') +
+        ` ${time(pass.finished_at ?? pass.started_at)}` +
+        (pass.items_per_second === null ? '' : ` · ${shortNumber(pass.items_per_second)} items/s`)
+      : 'none yet';
+    return (
+      `<div class="resource"><h3>${e(r.resource)}</h3>` +
+      facts([
+        ['last pass', outcome],
+        ['mirror age', age(r.mirror_age_seconds)],
+        ['lag', age(r.lag_seconds)],
+        [
+          'next pass',
+          r.next_pass_due_at === null ? (sync.enabled ? 'running' : '—') : time(r.next_pass_due_at),
+        ],
+      ]) +
+      (pass?.error ? `<p class="error">${e(pass.error)}</p>` : '') +
+      `</div>`
+    );
   });
-  const errors = sync.resources
-    .filter((r) => r.last_pass?.error)
-    .map((r) => `<p class="error"><b>${e(r.resource)}:</b> ${e(r.last_pass?.error ?? '')}</p>`)
-    .join('');
   return (
     `<section class="panel" data-panel="sync"><h2>Catalog sync${sync.enabled ? '' : ' <small>(off on this replica)</small>'}</h2>` +
-    table(['resource', 'last pass', 'at', 'mirror age', 'lag', 'next pass'], rows, 'no pass yet') +
-    errors +
+    `<div class="cols">${resources.join('')}</div>` +
     linePlot('Items/s of the passes, 24 h', sync.items_per_second, 'per pass') +
     `</section>`
   );
@@ -63,7 +71,7 @@ function ordersPanel(orders: StatusReport['orders']): string {
   const oldest = orders.oldest_open;
   return (
     `<section class="panel" data-panel="orders"><h2>Orders</h2>` +
-    `<div class="cols"><div><h3>In flight now</h3>${counts(orders.open_by_state, 'none in flight')}</div>` +
+    `<div class="cols"><div><h3>By state now (not done)</h3>${counts(orders.open_by_state, 'none in flight')}</div>` +
     `<div><h3>Final, 24 h</h3>${counts(orders.final_24h, 'none final')}</div>` +
     `<div><h3>Attempts per order, 24 h</h3>${counts(orders.attempts_24h, 'none final')}</div></div>` +
     `<p>Oldest non-final: ${
