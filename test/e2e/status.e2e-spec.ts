@@ -185,6 +185,39 @@ describe('Status page and GET /v1/admin/status (e2e)', () => {
   });
 });
 
+describe('Status page with an upstream that refuses the key (e2e)', () => {
+  let t: TestApp;
+  let admin: TestClient;
+  const http = () => request(t.app.getHttpServer());
+
+  beforeAll(async () => {
+    t = await startTestApp({}, { upstreamApiKey: 'trk_test_wrong_key_for_the_status_page_e2e_01' });
+    admin = await issueTestKey(t.app, ['admin']);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('names why the pass failed (auth) and shows the failed key check', async () => {
+    const started = await http().post('/v1/admin/sync').set(bearer(admin.key)).send({ resource: 'events' });
+    expect(started.status).toBe(202);
+    const passId = started.body.passId as string;
+    await waitUntil(
+      async () =>
+        (await http().get(`/v1/admin/sync/${passId}`).set(bearer(admin.key))).body.status === 'failed',
+      10_000,
+    );
+    const sut = (await http().get('/v1/admin/status').set(bearer(admin.key)).expect(200))
+      .body as StatusReport;
+    const events = sut.sync.resources.find((r) => r.resource === 'events');
+    expect(events?.last_pass).toMatchObject({ id: passId, status: 'failed', failure_kind: 'auth' });
+    expect(events?.last_completed_at).toBeNull();
+    expect(sut.upstream.key_check).toMatchObject({ ok: false, code: 'UNAUTHORIZED' });
+    const page = await http().get('/status').set(bearer(admin.key)).expect(200);
+    expect(page.text).toContain('<span class="badge kind">auth</span>');
+  });
+});
+
 describe('Status page in production (e2e)', () => {
   let t: TestApp;
   let admin: TestClient;
