@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 import { AppConfig } from '../config/app.config';
 import { SyncConfig } from '../config/sync.config';
 import { UpstreamClient } from '../upstream/upstream.client';
@@ -48,7 +49,7 @@ export class StatusService {
     const [sync, orders, upstream, webhooks, replicas] = await Promise.all([
       this.syncReport(now),
       this.ordersReport(now, from, current),
-      this.upstreamReport(from, current),
+      this.upstreamReport(now, from, current),
       this.webhooksReport(now),
       this.figures.replicasSeen(REPLICAS_SEEN_MS),
     ]);
@@ -159,10 +160,15 @@ export class StatusService {
     };
   }
 
-  private async upstreamReport(from: number, current: number): Promise<StatusReport['upstream']> {
+  private async upstreamReport(
+    now: number,
+    from: number,
+    current: number,
+  ): Promise<StatusReport['upstream']> {
     const [stored, verdict] = await Promise.all([
       this.samples.read(['upstream.requests', 'upstream.errors', 'upstream.throttled'], from),
-      this.upstream.verifyKeyCached(),
+      // A hanging upstream must not hang the page: the check goes on, the page says it is pending.
+      raceTimeout(this.upstream.verifyKeyCached(), this.config.HEALTH_CHECK_TIMEOUT_MS),
     ]);
     const operations = labels(stored, 'upstream.requests').sort();
     const sum = (figure: string, label?: string): number =>
@@ -187,13 +193,22 @@ export class StatusService {
         throttled: sum('upstream.throttled', operation),
       })),
       request_rate_per_second: Math.round(perSecond(lastFull, MINUTE_MS) * 100) / 100,
-      key_check: {
-        ok: verdict.ok,
-        environment: verdict.environment,
-        checked_at: iso(verdict.checkedAt),
-        code: verdict.ok ? null : verdict.code,
-        reason: verdict.ok ? null : verdict.reason,
-      },
+      key_check:
+        verdict === TIMED_OUT
+          ? {
+              ok: false,
+              environment: '',
+              checked_at: iso(now),
+              code: 'TIMEOUT',
+              reason: `the key check did not answer within ${this.config.HEALTH_CHECK_TIMEOUT_MS} ms (still running)`,
+            }
+          : {
+              ok: verdict.ok,
+              environment: verdict.environment,
+              checked_at: iso(verdict.checkedAt),
+              code: verdict.ok ? null : verdict.code,
+              reason: verdict.ok ? null : verdict.reason,
+            },
     };
   }
 

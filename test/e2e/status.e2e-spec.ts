@@ -218,6 +218,31 @@ describe('Status page with an upstream that refuses the key (e2e)', () => {
   });
 });
 
+describe('Status page with an upstream that never answers (e2e)', () => {
+  let t: TestApp;
+  let admin: TestClient;
+  const http = () => request(t.app.getHttpServer());
+
+  beforeAll(async () => {
+    t = await startTestApp(
+      { HEALTH_CHECK_TIMEOUT_MS: '300', UPSTREAM_READ_TIMEOUT_MS: '20000', UPSTREAM_DEADLINE_MS: '30000' },
+      { sandbox: { faults: [{ operation: '*', kind: 'hang' }] } },
+    );
+    admin = await issueTestKey(t.app, ['admin']);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('still answers, in about HEALTH_CHECK_TIMEOUT_MS, saying the key check is pending', async () => {
+    const started = Date.now();
+    const sut = (await http().get('/v1/admin/status').set(bearer(admin.key)).expect(200))
+      .body as StatusReport;
+    expect(Date.now() - started).toBeLessThan(5_000);
+    expect(sut.upstream.key_check).toMatchObject({ ok: false, code: 'TIMEOUT' });
+  });
+});
+
 describe('Status page in production (e2e)', () => {
   let t: TestApp;
   let admin: TestClient;
