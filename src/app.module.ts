@@ -19,6 +19,7 @@ import { MigratingDataSource } from './database/migration-lock';
 import { HealthModule } from './health/health.module';
 import { ListingsModule } from './listings/listings.module';
 import { MetricsModule } from './metrics/metrics.module';
+import { StatusModule } from './status/status.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
@@ -97,6 +98,7 @@ export class AppModule {
         CatalogSyncModule,
         CheckoutModule,
         WebhooksModule,
+        StatusModule,
         ...(options.extraModules ?? []),
       ],
     };

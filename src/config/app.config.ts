@@ -93,6 +93,23 @@ export class AppConfig {
   @EnvInt(200, 600_000)
   REPLICA_DEAD_AFTER_MS = 5_000;
 
+  /** `GET /status` (the operator page) is served in development and test; in production only when true. */
+  @EnvBool()
+  @IsOptional()
+  STATUS_PAGE_ENABLED?: boolean;
+
+  /** How long the status page's per-minute samples are kept (hours). */
+  @EnvInt(1, 720)
+  STATUS_RETENTION_HOURS = 48;
+
+  /** How often each replica records its status samples and prunes old ones (ms). */
+  @EnvInt(200, 60_000)
+  STATUS_RECORD_INTERVAL_MS = 15_000;
+
+  /** Lifetime of the status page's login cookie (ms); then the key is asked for again. */
+  @EnvInt(60_000, 86_400_000)
+  STATUS_SESSION_TTL_MS = 900_000;
+
   get isProduction(): boolean {
     return this.NODE_ENV === 'production';
   }
@@ -100,6 +117,11 @@ export class AppConfig {
   /** `/docs` is open in development and test; in production only when DOCS_ENABLED=true. */
   get docsEnabled(): boolean {
     return this.DOCS_ENABLED ?? !this.isProduction;
+  }
+
+  /** `/status` and its assets: open (to admin keys) in development and test; in production only when enabled. */
+  get statusPageEnabled(): boolean {
+    return this.STATUS_PAGE_ENABLED ?? !this.isProduction;
   }
 }
 

@@ -24,6 +24,8 @@ import { CreateWebhookDeliveries1795744115188 } from '../../migrations/179574411
 import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665-CreateOutboxHorizon';
 import { CreateOutboxTriggers1795746593082 } from '../../migrations/1795746593082-CreateOutboxTriggers';
 import { CreateServiceReplicas1795744364926 } from '../../migrations/1795744364926-CreateServiceReplicas';
+import { CreateStatusSamples1795752677505 } from '../../migrations/1795752677505-CreateStatusSamples';
+import { CreateOrdersFinalIndex1795752689072 } from '../../migrations/1795752689072-CreateOrdersFinalIndex';
 import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-CreateOrderTraces';
 
 /**
@@ -57,5 +59,7 @@ export const MIGRATIONS = [
   AddApiClientsSubjectBinding1795744217137,
   CreateServiceReplicas1795744364926,
   CreateOutboxTriggers1795746593082,
+  CreateStatusSamples1795752677505,
+  CreateOrdersFinalIndex1795752689072,
   CreateOrderTraces1795754004140,
 ];

@@ -108,6 +108,16 @@ describe('canary secrets never leak (e2e)', () => {
     const metrics = record(await http().get('/metrics').expect(200));
     expect(metrics.text).toContain('http_request_duration_seconds');
     record(await http().get('/docs/openapi.json'));
+    // The status page: the key in a header, in the login body (right and one character off), the session it gives.
+    record(await http().get('/status').set(bearer(canaryKey)));
+    const login = record(await http().post('/status/login').send({ key: canaryKey }).expect(204));
+    record(await http().post('/status/login').send({ key: nearMiss }));
+    record(
+      await http()
+        .get('/status/panels')
+        .set('cookie', login.headers['set-cookie'] ?? ''),
+    );
+    record(await http().get('/v1/admin/status').set(bearer(canaryKey)));
 
     expect(t.logs.lines.length).toBeGreaterThan(10);
     for (const canary of canaries) {

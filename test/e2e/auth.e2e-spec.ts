@@ -244,6 +244,15 @@ function requiredScope(route: NestRoute, config: AuthConfig): string {
   return policy?.kind === 'scope' ? policy.scope : '';
 }
 
+/**
+ * Public to the guard but gated by the status page itself (src/status/status.access.ts): an admin key in a header
+ * or its login cookie; a browser without either gets the login form (`/status`) or 401 (`/status/panels`).
+ */
+const STATUS_PAGE_NO_KEY: Record<string, 'allow' | 'deny-401'> = {
+  '/status': 'allow',
+  '/status/panels': 'deny-401',
+};
+
 /** What the declaration promises for a caller holding exactly `scope` (null: no key). */
 function expectedOutcome(
   route: NestRoute,
@@ -251,6 +260,8 @@ function expectedOutcome(
   config: AuthConfig,
 ): 'allow' | 'deny-401' | 'deny-403' {
   if (!route.policy) return scope ? 'deny-403' : 'deny-401';
+  const statusPage = STATUS_PAGE_NO_KEY[route.path];
+  if (statusPage) return scope === null ? statusPage : scope === 'admin' ? 'allow' : 'deny-403';
   const policy = effectivePolicy(route.policy, config);
   if (policy.kind === 'public') return 'allow';
   if (!scope) return 'deny-401';

@@ -1,0 +1,204 @@
+import { Injectable } from '@nestjs/common';
+import { DataSource } from 'typeorm';
+
+export interface PassRow {
+  id: string;
+  resource: 'events' | 'listings';
+  status: string;
+  trigger: string;
+  startedAt: number;
+  finishedAt: number | null;
+  items: number;
+  error: string | null;
+}
+
+export interface OpenOrder {
+  id: string;
+  state: string;
+  createdAt: number;
+  attempt: number;
+}
+
+export interface FinalOrder {
+  state: string;
+  attempt: number;
+  /** created_at → final_at (ms). */
+  durationMs: number;
+}
+
+export interface EndpointBacklog {
+  endpointId: string;
+  undelivered: number;
+  /** Undelivered deliveries whose last send failed (retrying). */
+  retrying: number;
+  oldestUndeliveredAt: number | null;
+  /** Deliveries given up on (status `failed`) created in the last 24 h. */
+  failed: number;
+}
+
+export interface ReplicaSeen {
+  instanceId: string;
+  version: string;
+  startedAt: number;
+  seenAt: number;
+  stopped: boolean;
+}
+
+/** Bound of the finals read for one minute (the percentiles of a busier minute are of its first 20,000). */
+const MAX_FINALS_PER_MINUTE = 20_000;
+/** Bound of the passes drawn over 24 h (a pass a minute per resource is 2,880). */
+const MAX_PASSES = 3_000;
+
+const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::float8`;
+
+/**
+ * Read-only figures of the status page from the tables other modules own (sync_passes, orders,
+ * webhook_deliveries, service_replicas). Each statement is bounded by an index (the sync-pass, due, final and
+ * pending indexes) and a LIMIT; none writes, locks or claims. Reading them here, in one reporting repository,
+ * keeps five modules' services free of page-shaped methods (docs/status.md "Where the figures come from").
+ */
+@Injectable()
+export class StatusFiguresRepository {
+  constructor(private readonly dataSource: DataSource) {}
+
+  /** The database clock (epoch ms): the page's "now", as every stamp it compares with. */
+  async now(): Promise<number> {
+    const [row] = await this.dataSource.query<{ now: number }[]>(`SELECT ${ms('now()')} AS now`);
+    return row?.now ?? Date.now();
+  }
+
+  /** The latest pass of each full resource, whatever its outcome. */
+  async lastPasses(): Promise<PassRow[]> {
+    return this.passes(
+      `SELECT p.* FROM unnest(ARRAY['events', 'listings']) AS r(resource),
+         LATERAL (SELECT * FROM sync_passes s WHERE s.resource = r.resource ORDER BY id DESC LIMIT 1) p`,
+      [],
+    );
+  }
+
+  /** The latest completed pass of each full resource. */
+  async lastCompletedPasses(): Promise<PassRow[]> {
+    return this.passes(
+      `SELECT p.* FROM unnest(ARRAY['events', 'listings']) AS r(resource),
+         LATERAL (SELECT * FROM sync_passes s WHERE s.resource = r.resource AND s.status = 'completed'
+                  ORDER BY finished_at DESC, id DESC LIMIT 1) p`,
+      [],
+    );
+  }
+
+  /** Full passes that finished from `from` (epoch ms) on, oldest first. */
+  async passesSince(from: number): Promise<PassRow[]> {
+    return this.passes(
+      `SELECT * FROM (
+         SELECT * FROM sync_passes WHERE resource IN ('events', 'listings')
+           AND status IN ('completed', 'failed', 'cancelled') AND finished_at >= to_timestamp($1 / 1000.0)
+         ORDER BY finished_at DESC LIMIT ${MAX_PASSES}) p ORDER BY finished_at`,
+      [from],
+    );
+  }
+
+  private async passes(sql: string, params: unknown[]): Promise<PassRow[]> {
+    const rows = await this.dataSource.query<
+      {
+        id: string;
+        resource: 'events' | 'listings';
+        status: string;
+        trigger: string;
+        started_at: number;
+        finished_at: number | null;
+        items: string;
+        error: string | null;
+      }[]
+    >(
+      `SELECT id::text, resource, status, trigger, ${ms('started_at')} AS started_at,
+         ${ms('finished_at')} AS finished_at, items::text, error FROM (${sql}) q`,
+      params,
+    );
+    return rows.map((r) => ({
+      id: r.id,
+      resource: r.resource,
+      status: r.status,
+      trigger: r.trigger,
+      startedAt: r.started_at,
+      finishedAt: r.finished_at,
+      items: Number(r.items),
+      error: r.error,
+    }));
+  }
+
+  /** Orders still in the service's hands (not done) by state, through the partial due index. */
+  async openByState(): Promise<Record<string, number>> {
+    const rows = await this.dataSource.query<{ state: string; n: number }[]>(
+      `SELECT state, count(*)::int AS n FROM orders WHERE recovery_point <> 'done' GROUP BY state`,
+    );
+    return Object.fromEntries(rows.map((r) => [r.state, r.n]));
+  }
+
+  /** The oldest order not final yet. */
+  async oldestOpen(): Promise<OpenOrder | null> {
+    const [row] = await this.dataSource.query<
+      { id: string; state: string; created_at: number; attempt: number }[]
+    >(
+      `SELECT id::text, state, ${ms('created_at')} AS created_at, attempt FROM orders
+       WHERE recovery_point <> 'done' AND final_at IS NULL ORDER BY created_at, id LIMIT 1`,
+    );
+    return row ? { id: row.id, state: row.state, createdAt: row.created_at, attempt: row.attempt } : null;
+  }
+
+  /** Orders that became final in [from, to) (epoch ms), through the final index. */
+  async finals(from: number, to: number): Promise<FinalOrder[]> {
+    const rows = await this.dataSource.query<{ state: string; attempt: number; duration_ms: number }[]>(
+      `SELECT state, attempt, ${ms('final_at')} - ${ms('created_at')} AS duration_ms FROM orders
+       WHERE final_at >= to_timestamp($1 / 1000.0) AND final_at < to_timestamp($2 / 1000.0)
+       LIMIT ${MAX_FINALS_PER_MINUTE}`,
+      [from, to],
+    );
+    return rows.map((r) => ({ state: r.state, attempt: r.attempt, durationMs: Math.max(0, r.duration_ms) }));
+  }
+
+  /** Webhook backlog per endpoint: undelivered (pending index), retrying, oldest, and given up in 24 h. */
+  async webhookBacklog(): Promise<EndpointBacklog[]> {
+    const rows = await this.dataSource.query<
+      { endpoint_id: string; undelivered: number; retrying: number; oldest: number | null; failed: number }[]
+    >(
+      `SELECT endpoint_id::text, sum(undelivered)::int AS undelivered, sum(retrying)::int AS retrying,
+         min(oldest) AS oldest, sum(failed)::int AS failed
+       FROM (
+         SELECT endpoint_id, count(*) AS undelivered, count(*) FILTER (WHERE attempts > 0) AS retrying,
+           ${ms('min(created_at)')} AS oldest, 0 AS failed
+         FROM webhook_deliveries WHERE status = 'pending' GROUP BY endpoint_id
+         UNION ALL
+         SELECT endpoint_id, 0, 0, NULL, count(*)
+         FROM webhook_deliveries WHERE status = 'failed' AND updated_at > now() - interval '24 hours'
+         GROUP BY endpoint_id
+       ) q GROUP BY endpoint_id ORDER BY min(oldest) NULLS LAST, endpoint_id LIMIT 100`,
+    );
+    return rows.map((r) => ({
+      endpointId: r.endpoint_id,
+      undelivered: r.undelivered,
+      retrying: r.retrying,
+      oldestUndeliveredAt: r.oldest,
+      failed: r.failed,
+    }));
+  }
+
+  /** Replicas seen in the last `withinMs` (stopped ones included, marked). */
+  async replicasSeen(withinMs: number): Promise<ReplicaSeen[]> {
+    const rows = await this.dataSource.query<
+      { instance_id: string; version: string; started_at: number; seen_at: number; stopped: boolean }[]
+    >(
+      `SELECT instance_id, version, ${ms('started_at')} AS started_at, ${ms('seen_at')} AS seen_at,
+         stopped_at IS NOT NULL AS stopped
+       FROM service_replicas WHERE seen_at > now() - make_interval(secs => $1::float8 / 1000)
+       ORDER BY started_at, instance_id LIMIT 50`,
+      [withinMs],
+    );
+    return rows.map((r) => ({
+      instanceId: r.instance_id,
+      version: r.version,
+      startedAt: r.started_at,
+      seenAt: r.seen_at,
+      stopped: r.stopped,
+    }));
+  }
+}

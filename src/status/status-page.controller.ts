@@ -1,0 +1,124 @@
+import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import { Public } from '../auth/access.decorators';
+import { AppError } from '../common/app-error';
+import { ApiErrorResponse } from '../common/openapi';
+import { UNAUTHORIZED_MESSAGE } from '../auth/auth.errors';
+import { StatusLoginDto } from './dto/status-login.dto';
+import { StatusAccess } from './status.access';
+import { STATUS_CSS, STATUS_JS } from './status.assets';
+import { renderLogin, renderPage, renderPanels } from './status.page';
+import { StatusService } from './status.service';
+
+const HTML = 'text/html; charset=utf-8';
+
+/**
+ * The operator status page (docs/status.md): server-rendered HTML with hand-written SVG plots, its two assets and
+ * its login. Public to the global guard: StatusAccess decides (admin key in a header, or the login's session
+ * cookie). Documented in OpenAPI as public routes (the guard lets them through); `GET /v1/admin/status` is the API.
+ */
+@ApiTags('status')
+@ApiErrorResponse(404, 'NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true)')
+@Public()
+@Controller('status')
+export class StatusPageController {
+  constructor(
+    private readonly status: StatusService,
+    private readonly access: StatusAccess,
+  ) {}
+
+  @Get()
+  @ApiOperation({
+    operationId: 'getStatusPage',
+    summary:
+      'The operator status page (HTML): with an admin key in a header or the login cookie; else the login form',
+  })
+  @ApiOkResponse({
+    description: 'The page, or the login form when no credential is presented',
+    content: { 'text/html': { schema: { type: 'string' } } },
+  })
+  @ApiErrorResponse(401, 'UNAUTHORIZED: a key is presented in a header and is wrong or revoked')
+  @ApiErrorResponse(403, 'FORBIDDEN: the key in the header lacks the admin scope')
+  async page(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
+    this.access.assertEnabled();
+    void reply.header('content-type', HTML).header('cache-control', 'no-store');
+    if (!(await this.access.allowed(request))) return renderLogin();
+    return renderPage(await this.status.report());
+  }
+
+  /** The panels alone, re-fetched by the page's script. */
+  @Get('panels')
+  @ApiOperation({
+    operationId: 'getStatusPanels',
+    summary: "The status page's panels (HTML fragment), for its refresh",
+  })
+  @ApiOkResponse({ description: 'The panels', content: { 'text/html': { schema: { type: 'string' } } } })
+  @ApiErrorResponse(401, 'UNAUTHORIZED: no valid session cookie or admin key (the page shows the login form)')
+  @ApiErrorResponse(403, 'FORBIDDEN: the key in the header lacks the admin scope')
+  async panels(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<string> {
+    this.access.assertEnabled();
+    if (!(await this.access.allowed(request))) throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    void reply.header('content-type', HTML).header('cache-control', 'no-store');
+    return renderPanels(await this.status.report());
+  }
+
+  @Get('assets/status.css')
+  @ApiOperation({ operationId: 'getStatusStyle', summary: "The status page's style sheet" })
+  @ApiOkResponse({ description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } })
+  css(@Res({ passthrough: true }) reply: FastifyReply): string {
+    this.access.assertEnabled();
+    void reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'no-cache');
+    return STATUS_CSS;
+  }
+
+  @Get('assets/status.js')
+  @ApiOperation({ operationId: 'getStatusScript', summary: "The status page's script (login, refresh)" })
+  @ApiOkResponse({
+    description: 'JavaScript',
+    content: { 'text/javascript': { schema: { type: 'string' } } },
+  })
+  js(@Res({ passthrough: true }) reply: FastifyReply): string {
+    this.access.assertEnabled();
+    void reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache');
+    return STATUS_JS;
+  }
+
+  /** The key once, in a JSON body; answered with the session cookie (never the key) or 401/403. */
+  @Post('login')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'statusLogin',
+    summary:
+      'Log in to the status page with an admin key: sets an HttpOnly SameSite=Strict session cookie (not the key)',
+  })
+  @ApiNoContentResponse({ description: 'Logged in; `Set-Cookie: bff_status_session=…`' })
+  @ApiErrorResponse(401, 'UNAUTHORIZED: wrong or revoked key')
+  @ApiErrorResponse(403, 'FORBIDDEN: the key lacks the admin scope')
+  async login(
+    @Req() request: FastifyRequest,
+    @Body() body: StatusLoginDto,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<void> {
+    this.access.assertEnabled();
+    void reply.header('set-cookie', await this.access.login(body.key, request.id));
+  }
+
+  @Post('logout')
+  @HttpCode(204)
+  @ApiOperation({
+    operationId: 'statusLogout',
+    summary: 'Log out of the status page (clears the session cookie)',
+  })
+  @ApiNoContentResponse({ description: 'The cookie is cleared' })
+  logout(@Res({ passthrough: true }) reply: FastifyReply): void {
+    this.access.assertEnabled();
+    void reply.header('set-cookie', this.access.logoutCookie());
+  }
+}

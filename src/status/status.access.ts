@@ -1,0 +1,85 @@
+import { createHmac } from 'node:crypto';
+import { Injectable, Logger } from '@nestjs/common';
+import type { FastifyRequest } from 'fastify';
+import { ApiClientsService } from '../auth/api-clients.service';
+import { presentedKey } from '../auth/authenticated-request';
+import { UNAUTHORIZED_MESSAGE } from '../auth/auth.errors';
+import { grants } from '../auth/scopes';
+import { AppError } from '../common/app-error';
+import { AppConfig } from '../config/app.config';
+import { AuthConfig } from '../config/auth.config';
+import { cookieValue, sessionCookie, signSession, verifySession } from './status.session';
+
+/**
+ * Who may see the status page (docs/status.md "Access"): an admin key in `Authorization: Bearer` or `x-api-key`,
+ * or the session cookie a login with an admin key set. The cookie is an HMAC-signed session (client id, expiry,
+ * nonce) under a secret derived from API_KEY_PEPPER, never the key; each use re-reads the client, so a revoked
+ * or demoted key's sessions end at once. In production the page answers 404 unless STATUS_PAGE_ENABLED=true.
+ */
+@Injectable()
+export class StatusAccess {
+  private readonly logger = new Logger('StatusAccess');
+  private readonly secret: string;
+
+  constructor(
+    private readonly clients: ApiClientsService,
+    private readonly config: AppConfig,
+    auth: AuthConfig,
+  ) {
+    this.secret = createHmac('sha256', auth.pepper).update('status-page-session-v1').digest('base64');
+  }
+
+  /** 404 (like any unknown route) when the page is off. */
+  assertEnabled(): void {
+    if (!this.config.statusPageEnabled) throw new AppError('NOT_FOUND', 'Not found');
+  }
+
+  /**
+   * Whether the request may see the page: true with an admin key or a valid session; false with no credential at
+   * all (the caller shows the login form or answers 401). A key that is presented but wrong is a 401, a valid
+   * key without the admin scope a 403, as on every admin route.
+   */
+  async allowed(request: FastifyRequest): Promise<boolean> {
+    const presented = presentedKey(request.headers, request.raw.rawHeaders);
+    if (presented !== undefined) {
+      await this.adminClient(presented, request.id);
+      return true;
+    }
+    const token = cookieValue(request.headers.cookie);
+    if (token === undefined) return false;
+    const session = verifySession(this.secret, token, Date.now());
+    if (!session) return false;
+    const client = await this.clients.get(session.clientId);
+    return client !== null && client.revokedAt === null && grants(client.scopes, 'admin');
+  }
+
+  /** The Set-Cookie of a login with `key` (401 wrong or revoked key, 403 not an admin key). */
+  async login(key: string, requestId: string): Promise<string> {
+    const clientId = await this.adminClient(key, requestId);
+    const ttl = this.config.STATUS_SESSION_TTL_MS;
+    this.logger.log({ requestId, clientId }, 'status page login');
+    return sessionCookie(signSession(this.secret, clientId, Date.now() + ttl), ttl, this.config.isProduction);
+  }
+
+  /** The Set-Cookie that ends the session in this browser. */
+  logoutCookie(): string {
+    return sessionCookie('', 0, this.config.isProduction);
+  }
+
+  private async adminClient(presented: string | null, requestId: string): Promise<string> {
+    const result = presented === null ? null : await this.clients.verify(presented);
+    if (!result?.ok) {
+      this.logger.log(
+        { requestId, reason: result?.reason ?? 'malformed' },
+        'status page authentication failed',
+      );
+      throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    }
+    if (!grants(result.client.scopes, 'admin')) {
+      throw new AppError('FORBIDDEN', 'This API key lacks the required scope: admin', {
+        requiredScope: 'admin',
+      });
+    }
+    return result.client.id;
+  }
+}

@@ -1,0 +1,23 @@
+import { Module } from '@nestjs/common';
+import { DurableWorkModule } from '../durable-work/durable-work.module';
+import { AdminStatusController } from './admin-status.controller';
+import { StatusAccess } from './status.access';
+import { StatusFiguresRepository } from './status-figures.repository';
+import { StatusPageController } from './status-page.controller';
+import { StatusRecorder } from './status.recorder';
+import { StatusSampleRepository } from './status-sample.repository';
+import { StatusService } from './status.service';
+
+/**
+ * The operator status page and its JSON twin (docs/status.md): `GET /status` (HTML, hand-written SVG plots,
+ * login), `GET /v1/admin/status`, and the recorder of the per-minute samples on a durable-work loop.
+ * ApiClientsService and AuthConfig come from the global AuthModule; AppConfig and SyncConfig from
+ * AppConfigModule; UpstreamClient and MetricsService from their global modules. Exports only its service.
+ */
+@Module({
+  imports: [DurableWorkModule],
+  controllers: [StatusPageController, AdminStatusController],
+  providers: [StatusService, StatusAccess, StatusRecorder, StatusSampleRepository, StatusFiguresRepository],
+  exports: [StatusService],
+})
+export class StatusModule {}
