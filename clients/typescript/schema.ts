@@ -503,6 +503,125 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The operator status page (HTML): with an admin key in a header or the login cookie; else the login form */
+    get: operations['getStatusPage'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/status/panels': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The status page's panels (HTML fragment), for its refresh */
+    get: operations['getStatusPanels'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/status/assets/status.css': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The status page's style sheet */
+    get: operations['getStatusStyle'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/status/assets/status.js': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The status page's script (login, refresh) */
+    get: operations['getStatusScript'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/status/login': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Log in to the status page with an admin key: sets an HttpOnly SameSite=Strict session cookie (not the key) */
+    post: operations['statusLogin'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/status/logout': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Log out of the status page (clears the session cookie) */
+    post: operations['statusLogout'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/admin/status': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** Operator status: catalog sync, orders, upstream, webhooks and replicas, with per-minute series */
+    get: operations['getAdminStatus'];
+    put?: never;
+    post?: never;
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1726,6 +1845,7 @@ export interface components {
        */
       has_more: boolean;
     };
+    StatusLoginDto: Record<string, never>;
     ErrorResponse: {
       error: {
         /**
@@ -5037,6 +5157,725 @@ export interface operations {
       };
       /** @description GONE: the cursor is older than the retention; `details.oldest_cursor` resumes from the oldest event kept */
       410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getStatusPage: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The page, or the login form when no credential is presented */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description UNAUTHORIZED: a key is presented in a header and is wrong or revoked */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key in the header lacks the admin scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getStatusPanels: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The panels */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/html': string;
+        };
+      };
+      /** @description UNAUTHORIZED: no valid session cookie or admin key (the page shows the login form) */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key in the header lacks the admin scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getStatusStyle: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description CSS */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/css': string;
+        };
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getStatusScript: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description JavaScript */
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'text/javascript': string;
+        };
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  statusLogin: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['StatusLoginDto'];
+      };
+    };
+    responses: {
+      /** @description Logged in; `Set-Cookie: bff_status_session=…` */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description VALIDATION_FAILED: `details` names every offending field (unknown fields included) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNAUTHORIZED: wrong or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the admin scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description REQUEST_TIMEOUT: the body did not arrive within HTTP_REQUEST_TIMEOUT_MS */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNSUPPORTED_MEDIA_TYPE: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  statusLogout: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      /** @description The cookie is cleared */
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getAdminStatus: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          /**
+           * @example {
+           *       "generated_at": "2026-11-27T12:02:31.000Z",
+           *       "window": {
+           *         "from": "2026-11-27T11:03:00.000Z",
+           *         "to": "2026-11-27T12:03:00.000Z",
+           *         "minutes": 60
+           *       },
+           *       "sync": {
+           *         "enabled": true,
+           *         "resources": [
+           *           {
+           *             "resource": "events",
+           *             "last_pass": {
+           *               "id": "42",
+           *               "status": "failed",
+           *               "trigger": "schedule",
+           *               "started_at": "2026-11-27T12:01:00.000Z",
+           *               "finished_at": "2026-11-27T12:01:02.000Z",
+           *               "items": 0,
+           *               "items_per_second": 0,
+           *               "failure_kind": "upstream_unavailable",
+           *               "error": "UpstreamError: upstream listUpcomingEvents: HTTP 503"
+           *             },
+           *             "last_completed_at": "2026-11-27T12:00:03.000Z",
+           *             "mirror_age_seconds": 151,
+           *             "lag_seconds": 148,
+           *             "next_pass_due_at": "2026-11-27T12:02:02.000Z"
+           *           }
+           *         ],
+           *         "items_per_second": [
+           *           {
+           *             "label": "events",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:03.000Z",
+           *                 "value": 120.5
+           *               }
+           *             ]
+           *           }
+           *         ]
+           *       },
+           *       "orders": {
+           *         "open_by_state": {
+           *           "submitted": 3
+           *         },
+           *         "final_24h": {
+           *           "confirmed": 120,
+           *           "rejected": 4
+           *         },
+           *         "oldest_open": {
+           *           "id": "0b0c4ad6-6a53-4a1c-9f55-2b1f4c1e1a10",
+           *           "state": "submitted",
+           *           "age_seconds": 12.4,
+           *           "attempt": 1
+           *         },
+           *         "attempts_24h": {
+           *           "1": 122,
+           *           "2": 2
+           *         },
+           *         "final_per_minute": [
+           *           {
+           *             "label": "confirmed",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 2
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 5
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 1
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "time_to_final_ms": [
+           *           {
+           *             "label": "p50",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 850
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": null
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 910
+           *               }
+           *             ]
+           *           },
+           *           {
+           *             "label": "p99",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 2400
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": null
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 2100
+           *               }
+           *             ]
+           *           }
+           *         ]
+           *       },
+           *       "upstream": {
+           *         "requests_per_minute": [
+           *           {
+           *             "label": "getPurchaseStatus",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 30
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 41
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 12
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "errors_per_minute": [
+           *           {
+           *             "label": "errors",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 0
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 1
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 0
+           *               }
+           *             ]
+           *           },
+           *           {
+           *             "label": "429s",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 0
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 0
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 0
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "by_operation": [
+           *           {
+           *             "operation": "getPurchaseStatus",
+           *             "requests": 83,
+           *             "errors": 1,
+           *             "throttled": 0
+           *           }
+           *         ],
+           *         "request_rate_per_second": 0.68,
+           *         "key_check": {
+           *           "ok": true,
+           *           "environment": "sandbox",
+           *           "checked_at": "2026-11-27T12:02:00.000Z",
+           *           "code": null,
+           *           "reason": null
+           *         }
+           *       },
+           *       "webhooks": {
+           *         "undelivered": 2,
+           *         "failed_24h": 0,
+           *         "endpoints": [
+           *           {
+           *             "endpoint_id": "7d2b8f7e-1f0a-4c55-8a8e-5b0f3f9f6c21",
+           *             "undelivered": 2,
+           *             "retrying": 1,
+           *             "oldest_undelivered_age_seconds": 34,
+           *             "failed_24h": 0
+           *           }
+           *         ]
+           *       },
+           *       "replicas": [
+           *         {
+           *           "instance_id": "host-a:4242:1f3c",
+           *           "version": "0.1.0",
+           *           "started_at": "2026-11-27T09:00:00.000Z",
+           *           "seen_at": "2026-11-27T12:02:30.000Z",
+           *           "live": true
+           *         }
+           *       ]
+           *     }
+           */
+          'application/json': {
+            /** Format: date-time */
+            generated_at: string;
+            window: {
+              /** Format: date-time */
+              from: string;
+              /** Format: date-time */
+              to: string;
+              minutes: number;
+            };
+            sync: {
+              enabled: boolean;
+              resources: {
+                /** @enum {string} */
+                resource: 'events' | 'listings';
+                last_pass: {
+                  id: string;
+                  /** @enum {string} */
+                  status: 'running' | 'completed' | 'failed' | 'cancelled';
+                  trigger: string;
+                  /** Format: date-time */
+                  started_at: string;
+                  /** Format: date-time */
+                  finished_at: string | null;
+                  items: number;
+                  items_per_second: number | null;
+                  /** @enum {string|null} */
+                  failure_kind:
+                    'auth' | 'config' | 'upstream_unavailable' | 'database' | 'cancelled' | 'other' | null;
+                  error: string | null;
+                } | null;
+                /** Format: date-time */
+                last_completed_at: string | null;
+                mirror_age_seconds: number | null;
+                lag_seconds: number | null;
+                /** Format: date-time */
+                next_pass_due_at: string | null;
+              }[];
+              items_per_second: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+            };
+            orders: {
+              open_by_state: {
+                [key: string]: number;
+              };
+              final_24h: {
+                [key: string]: number;
+              };
+              oldest_open: {
+                id: string;
+                state: string;
+                age_seconds: number;
+                attempt: number;
+              } | null;
+              attempts_24h: {
+                [key: string]: number;
+              };
+              final_per_minute: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+              time_to_final_ms: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+            };
+            upstream: {
+              requests_per_minute: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+              errors_per_minute: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+              by_operation: {
+                operation: string;
+                requests: number;
+                errors: number;
+                throttled: number;
+              }[];
+              request_rate_per_second: number;
+              key_check: {
+                ok: boolean;
+                environment: string;
+                /** Format: date-time */
+                checked_at: string;
+                code: string | null;
+                reason: string | null;
+              };
+            };
+            webhooks: {
+              undelivered: number;
+              failed_24h: number;
+              endpoints: {
+                endpoint_id: string;
+                undelivered: number;
+                retrying: number;
+                oldest_undelivered_age_seconds: number | null;
+                failed_24h: number;
+              }[];
+            };
+            replicas: {
+              instance_id: string;
+              version: string;
+              /** Format: date-time */
+              started_at: string;
+              /** Format: date-time */
+              seen_at: string;
+              live: boolean;
+            }[];
+          };
+        };
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the admin scope */
+      403: {
         headers: {
           [name: string]: unknown;
         };
