@@ -516,6 +516,16 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       bounds: 'after SIGTERM: readiness 503, everything else still served, then the server closes',
       where: `${CFG}app.config.ts → main.ts`,
     }),
+    env('service', app, 'STATUS_RECORD_INTERVAL_MS', {
+      unit: 'ms',
+      bounds: "each replica's status-sample recording and pruning (the status page's per-minute figures)",
+      where: `${CFG}app.config.ts → status/status.recorder.ts`,
+    }),
+    env('service', app, 'STATUS_SESSION_TTL_MS', {
+      unit: 'ms',
+      bounds: "the status page's login cookie; then the key is asked for again",
+      where: `${CFG}app.config.ts → status/`,
+    }),
     env('service', auth, 'API_KEY_CACHE_TTL_MS', {
       unit: 'ms',
       bounds: 'reuse of a verified API key (revocation delay)',
