@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { beginDrain, createApp } from './app.factory';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
-import { flushTracing } from './tracing/tracing';
+import { flushTracingWithin } from './tracing/tracing';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import {
   loadStartupConfig,
@@ -62,6 +62,7 @@ async function main(): Promise<void> {
     const shutdown = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
+      const startedAt = performance.now();
       // Rolling deploys (docs/DEPLOY.md): on SIGTERM readiness fails at once while every other route keeps
       // serving (answers say `Connection: close`) for the drain delay, so the balancer stops routing here
       // before the listener goes away. Background work claims nothing new meanwhile: nothing claimed late in
@@ -83,8 +84,14 @@ async function main(): Promise<void> {
           return app.close();
         })
         .then(releaseResources)
-        // Spans still in the batch exporter's buffer (a no-op when tracing is off).
-        .then(() => flushTracing().catch(() => undefined))
+        // Spans still in the batch exporter's buffer (a no-op when tracing is off), within what is left of
+        // SHUTDOWN_TIMEOUT_MS: a collector out of reach loses them instead of forcing exit 1.
+        .then(() =>
+          flushTracingWithin(
+            config.SHUTDOWN_TIMEOUT_MS - (performance.now() - startedAt),
+            (fields, message) => logger.warn(fields, message),
+          ),
+        )
         .then(() => {
           logger.info('shutdown complete');
           logger.flush();
