@@ -1,4 +1,5 @@
 import type { Server } from 'node:http';
+import type { INestApplicationContext } from '@nestjs/common';
 import { NestFactory } from '@nestjs/core';
 import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fastify';
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
@@ -29,6 +30,7 @@ import type { ListingsConfig } from './config/listings.config';
 import type { WebhooksConfig } from './config/webhooks.config';
 import { DB_ACQUIRE_TIMEOUT_MS } from './database/data-source';
 import { DATABASE_BUSY_RETRY_AFTER_S, installPoolGate, isDatabaseBusy } from './database/pool-gate';
+import { DurableWorkService } from './durable-work/durable-work.service';
 import { DrainState } from './health/drain.state';
 import { MetricsService } from './metrics/metrics.service';
 import { UpstreamError } from './upstream/upstream.error';
@@ -55,6 +57,17 @@ export interface CreateAppOptions {
   webhooksConfig?: WebhooksConfig;
   /** Test fixtures only: extra modules mounted next to the real ones. */
   extraModules?: AppModuleOptions['extraModules'];
+}
+
+/**
+ * Begins the shutdown drain (docs/DEPLOY.md, main.ts on SIGTERM): readiness fails at once and every answer says
+ * `Connection: close` (DrainState), and durable work claims nothing new — no worker pass, no wake-up — while the
+ * work in progress goes on and the requests still served do their own work (a POST /v1/orders drives its order).
+ * Here in the composition root: neither health nor durable work imports the other.
+ */
+export function beginDrain(app: INestApplicationContext): void {
+  app.get(DrainState).begin();
+  app.get(DurableWorkService).stopClaiming();
 }
 
 export interface CreatedApp {

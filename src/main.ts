@@ -1,10 +1,9 @@
 import 'reflect-metadata';
 import { setTimeout as delay } from 'node:timers/promises';
-import { createApp } from './app.factory';
+import { beginDrain, createApp } from './app.factory';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
-import { DrainState } from './health/drain.state';
-import { flushTracing } from './tracing/tracing';
+import { flushTracingWithin } from './tracing/tracing';
 import { upstreamOptionsFromConfig } from './upstream/upstream.options';
 import {
   loadStartupConfig,
@@ -59,15 +58,17 @@ async function main(): Promise<void> {
       'ticket-resale-bff listening',
     );
 
-    const drain = app.get(DrainState);
     let stopping = false;
     const shutdown = (signal: NodeJS.Signals): void => {
       if (stopping) return;
       stopping = true;
+      const startedAt = performance.now();
       // Rolling deploys (docs/DEPLOY.md): on SIGTERM readiness fails at once while every other route keeps
       // serving (answers say `Connection: close`) for the drain delay, so the balancer stops routing here
-      // before the listener goes away. SIGINT is a terminal's Ctrl-C: no balancer to wait for.
-      drain.begin();
+      // before the listener goes away. Background work claims nothing new meanwhile: nothing claimed late in
+      // the drain is still in an upstream call when the close begins. SIGINT is a terminal's Ctrl-C: no
+      // balancer to wait for.
+      beginDrain(app);
       const drainMs = signal === 'SIGTERM' ? config.SHUTDOWN_DRAIN_DELAY_MS : 0;
       logger.info({ signal, drainMs }, 'shutting down: readiness fails, draining before close');
       const force = setTimeout(() => {
@@ -83,8 +84,14 @@ async function main(): Promise<void> {
           return app.close();
         })
         .then(releaseResources)
-        // Spans still in the batch exporter's buffer (a no-op when tracing is off).
-        .then(() => flushTracing().catch(() => undefined))
+        // Spans still in the batch exporter's buffer (a no-op when tracing is off), within what is left of
+        // SHUTDOWN_TIMEOUT_MS: a collector out of reach loses them instead of forcing exit 1.
+        .then(() =>
+          flushTracingWithin(
+            config.SHUTDOWN_TIMEOUT_MS - (performance.now() - startedAt),
+            (fields, message) => logger.warn(fields, message),
+          ),
+        )
         .then(() => {
           logger.info('shutdown complete');
           logger.flush();

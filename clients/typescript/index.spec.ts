@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createMarketplaceClient, type MarketplaceClientOptions } from './index';
+import { createMarketplaceClient, type MarketplaceClient, type MarketplaceClientOptions } from './index';
 
 interface Sent {
   method: string;
@@ -66,6 +66,14 @@ function setup(script: (Response | Error)[], options: Partial<MarketplaceClientO
   });
   return { sut, sent: fake.sent, waits };
 }
+
+// A caller's key on an operation outside IDEMPOTENT_OPERATIONS is sent, but the service does not deduplicate
+// by it: a second send could create a second endpoint.
+const callerKeyed = (sut: MarketplaceClient) =>
+  sut.POST('/v1/webhooks/endpoints', {
+    body: { url: 'https://marketplace.example/hooks' },
+    headers: { 'Idempotency-Key': 'caller-1' },
+  });
 
 describe(createMarketplaceClient.name, () => {
   it('sends the key as a Bearer token and no Idempotency-Key on a read', async () => {
@@ -175,6 +183,29 @@ describe(createMarketplaceClient.name, () => {
     });
     expect(response.status).toBe(502);
     expect(sent).toHaveLength(1);
+  });
+
+  it('never retries a caller-keyed POST the service does not deduplicate by key, after a 5xx', async () => {
+    const { sut, sent } = setup([json(502, ERROR), json(201, { id: 'w1' })]);
+    const { response } = await callerKeyed(sut);
+    expect(response.status).toBe(502);
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['caller-1']);
+  });
+
+  it('never retries a caller-keyed POST the service does not deduplicate by key, after a network error', async () => {
+    const { sut, sent } = setup([TYPE_ERROR, json(201, { id: 'w1' })]);
+    await expect(callerKeyed(sut)).rejects.toBe(TYPE_ERROR);
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['caller-1']);
+  });
+
+  it("retries a caller-keyed POST to an operation that reads the key, with the caller's key", async () => {
+    const { sut, sent } = setup([json(503, ERROR), json(202, { id: 'o1' })]);
+    const { data } = await sut.POST('/v1/orders', {
+      body: ORDER,
+      params: { header: { 'Idempotency-Key': 'checkout-7' } },
+    });
+    expect(data?.id).toBe('o1');
+    expect(sent.map((s) => s.headers['idempotency-key'])).toEqual(['checkout-7', 'checkout-7']);
   });
 
   it('retries nothing with retries: 0', async () => {

@@ -40,21 +40,27 @@ export interface MarketplaceClientOptions {
 /** Methods that are safe to send again without a key (RFC 9110 idempotent methods). */
 const IDEMPOTENT_METHODS = new Set(['GET', 'HEAD', 'PUT', 'DELETE', 'OPTIONS']);
 
+/** `<METHOD> <schema path>` of the operations the service deduplicates by `Idempotency-Key` (generated). */
 const KEYED = new Set(IDEMPOTENT_OPERATIONS);
 
 /**
  * The typed client of the marketplace's backend. Every request carries the key; the operations that take an
  * `Idempotency-Key` get the caller's (`params.header['Idempotency-Key']`) or a fresh UUID; a request that
  * answers 5xx or fails on the network is sent again with the SAME key (bounded, backoff with jitter, honouring
- * `Retry-After`), so a retried purchase is still one purchase. 4xx answers are never retried. POSTs without
- * an `Idempotency-Key` are never retried (a second send could act twice).
+ * `Retry-After`), so a retried purchase is still one purchase. 4xx answers are never retried. A POST (or PATCH)
+ * is retried only when its operation is one of IDEMPOTENT_OPERATIONS: an `Idempotency-Key` the caller sets on
+ * any other operation is sent but the service does not deduplicate by it, so a second send could act twice.
  */
 export function createMarketplaceClient(options: MarketplaceClientOptions): MarketplaceClient {
   const newKey = options.newIdempotencyKey ?? (() => globalThis.crypto.randomUUID());
   const send = options.fetch ?? ((request: Request) => globalThis.fetch(request));
+  // Requests of IDEMPOTENT_OPERATIONS, marked by the middleware (it alone knows the schema path) for the
+  // retrying fetch. Nothing goes on the wire; a Request replaced by a later middleware of the caller's is
+  // unmarked, so it is not retried (never retried by mistake).
+  const keyed = new WeakSet<Request>();
   const client = createClient<MarketplacePaths>({
     baseUrl: options.baseUrl,
-    fetch: retrying(send, {
+    fetch: retrying(send, keyed, {
       retries: options.retries ?? 3,
       baseDelayMs: options.retryBaseDelayMs ?? 200,
       maxDelayMs: options.retryMaxDelayMs ?? 10_000,
@@ -65,8 +71,9 @@ export function createMarketplaceClient(options: MarketplaceClientOptions): Mark
   const headers: Middleware = {
     onRequest({ request, schemaPath }) {
       request.headers.set('authorization', `Bearer ${options.apiKey}`);
-      if (KEYED.has(`${request.method} ${schemaPath}`) && !request.headers.has('idempotency-key'))
-        request.headers.set('idempotency-key', newKey());
+      if (!KEYED.has(`${request.method} ${schemaPath}`)) return request;
+      if (!request.headers.has('idempotency-key')) request.headers.set('idempotency-key', newKey());
+      keyed.add(request);
       return request;
     },
   };
@@ -82,13 +89,17 @@ interface RetryPolicy {
   random: () => number;
 }
 
-/** A fetch that sends a retryable request again on 5xx and network errors, each time the same bytes. */
+/**
+ * A fetch that sends a retryable request again on 5xx and network errors, each time the same bytes. Retryable:
+ * an idempotent method, or a request of a keyed operation (`keyed`) — never the mere presence of a key.
+ */
 function retrying(
   send: (request: Request) => Promise<Response>,
+  keyed: WeakSet<Request>,
   policy: RetryPolicy,
 ): (request: Request) => Promise<Response> {
   return async (request) => {
-    const retryable = IDEMPOTENT_METHODS.has(request.method) || request.headers.has('idempotency-key');
+    const retryable = IDEMPOTENT_METHODS.has(request.method) || keyed.has(request);
     const attempts = retryable ? Math.max(0, Math.floor(policy.retries)) + 1 : 1;
     for (let attempt = 1; ; attempt++) {
       const last = attempt >= attempts;

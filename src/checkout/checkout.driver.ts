@@ -52,7 +52,7 @@ export class CheckoutDriver implements OnModuleDestroy {
     private readonly settlement: OrderSettlement,
     private readonly transactions: TransactionsService,
     private readonly config: CheckoutConfig,
-    work: DurableWorkService,
+    private readonly work: DurableWorkService,
     metrics: CheckoutMetrics,
   ) {
     this.instanceId = work.instanceId;
@@ -75,8 +75,12 @@ export class CheckoutDriver implements OnModuleDestroy {
     await Promise.allSettled(this.active);
   }
 
-  /** Claims the order (if free) and drives it; never throws. */
+  /**
+   * Claims the order (if free) and drives it; never throws. Not from the shutdown drain on (durable work claims
+   * nothing new there): the order is due, and a serving replica's recovery worker takes it.
+   */
   wake(orderId: string): Promise<void> {
+    if (!this.work.claiming) return Promise.resolve();
     return inBackground(() => this.claimAndDrive(orderId));
   }
 

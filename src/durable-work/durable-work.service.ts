@@ -18,6 +18,7 @@ export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestr
   private readonly logger = new Logger('DurableWork');
   private readonly queues = new Map<string, LeaseQueue>();
   private readonly loops: WorkerLoop<unknown>[] = [];
+  private claimsStopped = false;
 
   constructor(
     private readonly dataSource: DataSource,
@@ -69,8 +70,27 @@ export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestr
    */
   loop<T>(spec: LoopSpec<T>): WorkerLoop<T> {
     const loop = new WorkerLoop(spec, this.logger);
+    if (this.claimsStopped) loop.stopClaiming();
     this.loops.push(loop);
     return loop;
+  }
+
+  /**
+   * Whether background work may still be claimed on this replica: false from the shutdown drain on. A wake-up
+   * outside a loop (an order woken by its final transaction) asks before it claims.
+   */
+  get claiming(): boolean {
+    return !this.claimsStopped;
+  }
+
+  /**
+   * The shutdown drain (main.ts, on SIGTERM; docs/DEPLOY.md): every loop stops claiming, its passes and wake-ups
+   * alike, while the work in progress goes on and the requests still served do their own work as usual. Called by
+   * the composition root, so this block knows nothing of health or readiness. Once; there is no way back.
+   */
+  stopClaiming(): void {
+    this.claimsStopped = true;
+    for (const loop of this.loops) loop.stopClaiming();
   }
 
   onApplicationBootstrap(): void {

@@ -68,6 +68,75 @@ describe(WorkerLoop.name, () => {
     expect(await sut.tick()).toBe(0);
   });
 
+  it('stopClaiming() (the drain) ends passes and wake-ups; the items in progress go on and stop() awaits them', async () => {
+    const { sut, asked, gates } = setup(3, 10);
+    expect(await sut.tick()).toBe(3);
+    sut.stopClaiming();
+    expect(sut.claiming).toBe(false);
+    expect(await sut.tick()).toBe(0);
+    const woken = vi.fn<() => Promise<number | null>>(() => Promise.resolve(99));
+    sut.wake(woken);
+    expect(woken).not.toHaveBeenCalled();
+    expect(asked).toEqual([3]);
+    // Held items are not cut short: still in progress, and stop() waits for each.
+    expect(sut.active).toBe(3);
+    let stopped = false;
+    const stopping = sut.stop().then(() => (stopped = true));
+    await new Promise((r) => setImmediate(r));
+    expect(stopped).toBe(false);
+    for (const g of gates) g.open();
+    await stopping;
+    expect(sut.active).toBe(0);
+  });
+
+  it('after stopClaiming() its timer runs no further pass, and start() does not bring it back', async () => {
+    vi.useFakeTimers();
+    try {
+      let passes = 0;
+      const sut = new WorkerLoop<number>(
+        {
+          name: 'drained',
+          intervalMs: 100,
+          firstDelayMs: 0,
+          concurrency: 1,
+          claim: () => {
+            passes++;
+            return Promise.resolve([]);
+          },
+          work: () => Promise.resolve(),
+        },
+        new Logger('test'),
+      );
+      sut.start();
+      await vi.advanceTimersByTimeAsync(250);
+      expect(passes).toBe(3);
+      sut.stopClaiming();
+      sut.start();
+      await vi.advanceTimersByTimeAsync(10_000);
+      expect(passes).toBe(3);
+      await sut.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('wake() claims one item off the timer and works it as one of its items', async () => {
+    const { sut, gates } = setup(2, 0);
+    const claimed: string[] = [];
+    sut.wake(() => {
+      claimed.push('woken');
+      return Promise.resolve(7);
+    });
+    sut.wake(() => Promise.resolve(null));
+    await new Promise((r) => setImmediate(r));
+    expect(claimed).toEqual(['woken']);
+    expect(gates).toHaveLength(1);
+    expect(sut.active).toBe(1);
+    gates[0].open();
+    await sut.stop();
+    expect(sut.active).toBe(0);
+  });
+
   it('stop() aborts the signal of a claim in progress, so a long claim can end itself', async () => {
     let seen: AbortSignal | undefined;
     const sut = new WorkerLoop<number>(

@@ -28,13 +28,15 @@ export interface LoopSpec<T> {
  * The one worker loop of background work (orders, ledger transactions): every `intervalMs` after the previous
  * pass ended, claim up to the room left under `concurrency` and start working each item without awaiting it,
  * so a long item (an order being tracked) never holds up the next pass. All of it runs as background work
- * (the pool's background share: database/pool-gate.ts). `stop()` stops claiming and waits for every item in
- * progress; nothing is held in memory that a crash would lose, because the rows and their leases say it all.
+ * (the pool's background share: database/pool-gate.ts). `stopClaiming()` (the shutdown drain) ends the passes
+ * and wake-ups but lets the items in progress go on; `stop()` (the close) also waits for them. Nothing is held in
+ * memory that a crash would lose, because the rows and their leases say it all.
  */
 export class WorkerLoop<T> {
   private timer: NodeJS.Timeout | null = null;
   private pass: Promise<unknown> | null = null;
   private stopped = false;
+  private claimsStopped = false;
   private readonly inFlight = new Set<Promise<void>>();
   private unavailableLoggedAt = -Infinity;
   private stopping = new AbortController();
@@ -49,9 +51,14 @@ export class WorkerLoop<T> {
     return this.inFlight.size;
   }
 
-  /** Starts the timer (once: a second call while running does nothing). */
+  /** False once `stopClaiming()` or `stop()` was called: this loop claims nothing more. */
+  get claiming(): boolean {
+    return !this.stopped && !this.claimsStopped;
+  }
+
+  /** Starts the timer (once: a second call while running does nothing; never after `stopClaiming()`). */
   start(): void {
-    if (this.timer !== null || this.pass !== null) return;
+    if (this.timer !== null || this.pass !== null || this.claimsStopped) return;
     this.stopped = false;
     if (this.stopping.signal.aborted) this.stopping = new AbortController();
     this.schedule(this.spec.firstDelayMs ?? this.spec.intervalMs);
@@ -60,7 +67,7 @@ export class WorkerLoop<T> {
   /** One pass: claims what there is room for and starts working it; returns how many it claimed. */
   async tick(): Promise<number> {
     const room = this.spec.concurrency - this.inFlight.size;
-    if (room <= 0 || this.stopped) return 0;
+    if (room <= 0 || !this.claiming) return 0;
     const items = await inBackground(() => this.spec.claim(room, this.stopping.signal));
     for (const item of items) void this.track(inBackground(() => this.spec.work(item)));
     return items.length;
@@ -75,6 +82,26 @@ export class WorkerLoop<T> {
     this.inFlight.add(guarded);
     void guarded.finally(() => this.inFlight.delete(guarded));
     return guarded;
+  }
+
+  /**
+   * Claims `claim()`'s item now, off the timer (a wake-up: a ping, a manual retry), and works it as one of this
+   * loop's items; nothing once claiming stopped (the row stays due: a serving replica's pass takes it).
+   */
+  wake(claim: () => Promise<T | null>): void {
+    if (!this.claiming) return;
+    void this.track(claim().then((item) => (item === null ? undefined : this.spec.work(item))));
+  }
+
+  /**
+   * The shutdown drain (docs/DEPLOY.md): no pass and no wake-up claims anything from now on; the items in progress
+   * go on (their steps, lease renewals and hand-backs included) and `stop()` still awaits them. A pass already
+   * claiming finishes its claim and works what it got. There is no way back: a draining replica only closes.
+   */
+  stopClaiming(): void {
+    this.claimsStopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
   }
 
   /**
@@ -107,7 +134,7 @@ export class WorkerLoop<T> {
   }
 
   private schedule(delayMs = this.spec.nextDelayMs?.() ?? this.spec.intervalMs): void {
-    if (this.stopped) return;
+    if (!this.claiming) return;
     this.timer = setTimeout(() => {
       this.pass = this.tick()
         .catch((error: unknown) => this.passFailed(error))

@@ -3,8 +3,9 @@ import { Injectable } from '@nestjs/common';
 /**
  * Whether this replica is draining: shutdown has begun, so readiness answers 503 at once (load balancers stop
  * routing here) while every other route keeps serving, each answer with `Connection: close` so keep-alive
- * clients reconnect elsewhere. main.ts flips it on SIGTERM, a drain delay before `app.close()`; the close
- * itself flips it too (app.factory.ts), so a close without a signal drains the same way.
+ * clients reconnect elsewhere. main.ts flips it on SIGTERM, a drain delay before `app.close()`, through `beginDrain`
+ * (app.factory.ts), which also stops durable work claiming; the close itself flips it too (app.factory.ts), so a
+ * close without a signal drains the same way (its destroy hooks have stopped the worker loops by then).
  */
 @Injectable()
 export class DrainState {

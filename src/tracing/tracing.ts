@@ -9,6 +9,7 @@ import {
   type Link,
   type Span,
 } from '@opentelemetry/api';
+import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 
 /**
  * Tracing as the rest of the code sees it: @opentelemetry/api only (docs/tracing.md). The SDK is started by
@@ -34,9 +35,42 @@ export function tracingOn(): boolean {
   return (globalThis as WithState)[STATE] !== undefined;
 }
 
-/** Exports the spans still buffered (shutdown: main.ts calls it before process.exit). */
+/** Exports the spans still buffered (unbounded: shutdown calls `flushTracingWithin`). */
 export async function flushTracing(): Promise<void> {
   await (globalThis as WithState)[STATE]?.flush();
+}
+
+/** The longest a shutdown waits for the last spans' export (the OTLP exporter's own timeout is 10 s). */
+export const FLUSH_MAX_MS = 2_000;
+/** Left of the shutdown's budget after the flush, for the exit itself (the last log lines). */
+export const FLUSH_MARGIN_MS = 200;
+
+/** What came of a bounded flush: nothing to flush (tracing off), exported, refused, or given up waiting. */
+export type FlushOutcome = 'off' | 'flushed' | 'failed' | 'gave_up';
+
+/**
+ * `flushTracing()` bounded by what is left of the shutdown (`remainingMs` of SHUTDOWN_TIMEOUT_MS): it waits at
+ * most min(FLUSH_MAX_MS, remainingMs − FLUSH_MARGIN_MS), so a collector out of reach (the exporter waits up to
+ * `OTEL_EXPORTER_OTLP_TIMEOUT`, 10 s) costs the spans still queued, never a forced exit 1. A flush that gave up
+ * or failed is a warning through `warn` (no error text: an exporter's error may name the collector's URL).
+ */
+export async function flushTracingWithin(
+  remainingMs: number,
+  warn: (fields: Record<string, unknown>, message: string) => void,
+): Promise<FlushOutcome> {
+  if (!tracingOn()) return 'off';
+  const waitMs = Math.max(0, Math.min(FLUSH_MAX_MS, remainingMs - FLUSH_MARGIN_MS));
+  const flushed = flushTracing().then(
+    () => 'flushed' as const,
+    () => 'failed' as const,
+  );
+  const outcome = await raceTimeout(flushed, waitMs);
+  if (outcome === TIMED_OUT) {
+    warn({ waitedMs: waitMs }, 'tracing flush gave up at shutdown: the spans still queued are lost');
+    return 'gave_up';
+  }
+  if (outcome === 'failed') warn({}, 'tracing flush failed at shutdown: the spans still queued are lost');
+  return outcome;
 }
 
 const tracer = trace.getTracer('ticket-resale-bff');

@@ -48,13 +48,12 @@ export class DeliveryWorker {
     return this.loop.tick();
   }
 
-  /** Sends delivery `id` now on this replica (a ping, a manual retry), when nobody holds it. */
+  /**
+   * Sends delivery `id` now on this replica (a ping, a manual retry), when nobody holds it. Not from the shutdown
+   * drain on: the delivery is due, and a serving replica's pass sends it.
+   */
   wake(id: string): void {
-    void this.loop.track(
-      this.repo
-        .claimOne(id, this.config.WEBHOOKS_LEASE_MS)
-        .then((claim) => (claim ? this.deliver(claim) : undefined)),
-    );
+    this.loop.wake(() => this.repo.claimOne(id, this.config.WEBHOOKS_LEASE_MS));
   }
 
   /** One try of a claimed delivery, recorded under its claim. */

@@ -147,3 +147,62 @@ describe('a traced service process exports over OTLP/HTTP and sends traceparent 
     expect(all).not.toContain(sandbox.admin.apiKey);
   });
 });
+
+describe('a collector that never answers does not hold the shutdown (e2e)', () => {
+  const adminUrl = inject('databaseAdminUrl');
+  const apiKey = generateApiKey();
+  let blackhole: Server;
+  let sandbox: SandboxHandle;
+  let databaseUrl = '';
+  let service: ServiceProcess;
+  let exportsSeen = 0;
+
+  beforeAll(async () => {
+    // Takes the export request and never answers it: the exporter waits its own 10 s timeout.
+    blackhole = createServer(() => void exportsSeen++);
+    await new Promise<void>((resolve) => blackhole.listen(0, '127.0.0.1', resolve));
+    const address = blackhole.address();
+    sandbox = await startSandbox({
+      host: '127.0.0.1',
+      port: 0,
+      seed: 'tracing-blackhole',
+      events: 1,
+      listings: 2,
+    });
+    databaseUrl = await createDatabaseFromTemplate(adminUrl);
+    service = await spawnService({
+      NODE_ENV: 'test',
+      DATABASE_URL: databaseUrl,
+      BFF_BOOTSTRAP_API_KEY: apiKey,
+      UPSTREAM_BASE_URL: sandbox.url,
+      UPSTREAM_API_KEY: sandbox.admin.apiKey,
+      SYNC_ENABLED: 'false',
+      SYNC_ON_STARTUP: 'false',
+      SHUTDOWN_TIMEOUT_MS: '8000',
+      OTEL_EXPORTER_OTLP_ENDPOINT: `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`,
+      OTEL_BSP_SCHEDULE_DELAY: '600000',
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    if (service?.child.exitCode === null) {
+      service.child.kill('SIGKILL');
+      await waitForExit(service.child, 15_000).catch(() => undefined);
+    }
+    await sandbox?.close();
+    blackhole?.closeAllConnections();
+    await new Promise<void>((resolve) => (blackhole ? blackhole.close(() => resolve()) : resolve()));
+    if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
+  });
+
+  it('gives up on the flush within the shutdown budget, warns, and exits 0', async () => {
+    const res = await fetch(`${service.url}/v1/me`, { headers: { authorization: `Bearer ${apiKey}` } });
+    expect(res.status).toBe(200);
+    service.child.kill('SIGTERM');
+    expect(await waitForExit(service.child, 15_000)).toBe(0);
+    // The flush did try (the span of GET /v1/me was queued), then gave up instead of waiting out the exporter.
+    expect(exportsSeen).toBeGreaterThan(0);
+    expect(service.output()).toContain('tracing flush gave up at shutdown');
+    expect(service.output()).not.toContain('shutdown timed out');
+  });
+});
