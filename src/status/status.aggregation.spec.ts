@@ -147,6 +147,19 @@ describe(upstreamDeltas.name, () => {
     expect(upstreamDeltas(now, now)).toEqual([]);
   });
 
+  it('counts no request and no error for attempts the client never sent (circuit open, overloaded, cancelled)', () => {
+    const now = new Map([
+      ['getListing|200', 2],
+      ['getListing|circuit_open', 5],
+      ['getListing|overloaded', 4],
+      ['getListing|cancelled', 3],
+      ['verifyKey|circuit_open', 7],
+    ]);
+    expect(upstreamDeltas(new Map(), now)).toEqual([
+      { figure: 'upstream.requests', label: 'getListing', value: 2 },
+    ]);
+  });
+
   it('treats a counter that went down (registry reset) as counting from zero', () => {
     expect(upstreamDeltas(new Map([['verifyKey|200', 9]]), new Map([['verifyKey|200', 2]]))).toEqual([
       { figure: 'upstream.requests', label: 'verifyKey', value: 2 },

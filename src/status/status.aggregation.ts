@@ -70,10 +70,18 @@ export interface UpstreamDelta {
 }
 
 /**
+ * Attempt statuses (src/upstream/http/metrics.ts) that are no request to the upstream: the client failed fast
+ * (circuit open, bulkhead full) or its caller gave up (cancelled: usually while queued, and never an answer to
+ * count). Counting them would show an open circuit as a burst of upstream errors.
+ */
+const NOT_SENT: ReadonlySet<string> = new Set(['circuit_open', 'overloaded', 'cancelled']);
+
+/**
  * The upstream attempts since the last read, from two readings of `upstream_requests_total` keyed
- * `operation|status` (status: an HTTP status or timeout/network/circuit_open/…): requests (every attempt), errors
- * (every attempt without a 2xx, 429s included) and 429s, by operation. A counter that went down (the registry was
- * reset) counts from zero.
+ * `operation|status` (status: an HTTP status or timeout/network/circuit_open/…): requests (every attempt sent:
+ * an HTTP status, a timeout or a network failure), errors (those without a 2xx, 429s included) and 429s, by
+ * operation. Attempts never sent (NOT_SENT) are left out. A counter that went down (the registry was reset)
+ * counts from zero.
  */
 export function upstreamDeltas(
   before: ReadonlyMap<string, number>,
@@ -87,6 +95,7 @@ export function upstreamDeltas(
     const split = key.lastIndexOf('|');
     const operation = key.slice(0, split);
     const status = key.slice(split + 1);
+    if (NOT_SENT.has(status)) continue;
     const sums = byOperation.get(operation) ?? { requests: 0, errors: 0, throttled: 0 };
     sums.requests += delta;
     if (!/^2\d\d$/.test(status)) sums.errors += delta;
