@@ -14,7 +14,8 @@ import { cookieValue, sessionCookie, signSession, verifySession } from './status
  * Who may see the status page (docs/status.md "Access"): an admin key in `Authorization: Bearer` or `x-api-key`,
  * or the session cookie a login with an admin key set. The cookie is an HMAC-signed session (client id, expiry,
  * nonce) under a secret derived from API_KEY_PEPPER, never the key; each use re-reads the client, so a revoked
- * or demoted key's sessions end at once. In production the page answers 404 unless STATUS_PAGE_ENABLED=true.
+ * or demoted key's sessions end at once. (In production without STATUS_PAGE_ENABLED=true the page's routes are not
+ * mounted: StatusModule.forRoot.)
  */
 @Injectable()
 export class StatusAccess {
@@ -27,11 +28,6 @@ export class StatusAccess {
     auth: AuthConfig,
   ) {
     this.secret = createHmac('sha256', auth.pepper).update('status-page-session-v1').digest('base64');
-  }
-
-  /** 404 (like any unknown route) when the page is off. */
-  assertEnabled(): void {
-    if (!this.config.statusPageEnabled) throw new AppError('NOT_FOUND', 'Not found');
   }
 
   /**
