@@ -33,11 +33,12 @@ export class StatusAccess {
   /**
    * Whether the request may see the page: true with an admin key or a valid session; false with no credential at
    * all (the caller shows the login form or answers 401). A key that is presented but wrong is a 401, a valid
-   * key without the admin scope a 403, as on every admin route.
+   * key without the admin scope a 403, as on every admin route. `Authorization: Basic …` alone is a proxy's own
+   * login in front of the page (a browser sends it on every request), not a key: the session cookie decides.
    */
   async allowed(request: FastifyRequest): Promise<boolean> {
     const presented = presentedKey(request.headers, request.raw.rawHeaders);
-    if (presented !== undefined) {
+    if (presented !== undefined && !(presented === null && proxyBasicAuth(request.headers))) {
       await this.adminClient(presented, request.id);
       return true;
     }
@@ -78,4 +79,12 @@ export class StatusAccess {
     }
     return result.client.id;
   }
+}
+
+/** `Authorization: Basic …` and no x-api-key: a reverse proxy's login, never an API key of ours. */
+function proxyBasicAuth(headers: FastifyRequest['headers']): boolean {
+  const authorization = headers.authorization;
+  return (
+    typeof authorization === 'string' && /^Basic /i.test(authorization) && headers['x-api-key'] === undefined
+  );
 }

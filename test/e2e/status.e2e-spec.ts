@@ -164,6 +164,21 @@ describe('Status page and GET /v1/admin/status (e2e)', () => {
     expect(t.logs.text).not.toContain(admin.key);
   });
 
+  it("uses the session cookie when a proxy's Basic auth comes with it; Basic alone gets the login form", async () => {
+    const login = await http().post('/status/login').send({ key: admin.key }).expect(204);
+    const session = setCookie(login).split(';')[0] ?? '';
+    const basic = `Basic ${Buffer.from('operator:proxy-password').toString('base64')}`;
+    const page = await http().get('/status').set('authorization', basic).set('cookie', session).expect(200);
+    expect(page.text).toContain('data-panel="orders"');
+    await http().get('/status/panels').set('authorization', basic).set('cookie', session).expect(200);
+    expect((await http().get('/status').set('authorization', basic).expect(200)).text).toContain(
+      'id="login"',
+    );
+    await http().get('/status/panels').set('authorization', basic).expect(401);
+    // Any other scheme is still a wrong credential, cookie or not.
+    await http().get('/status').set('authorization', 'Digest x').set('cookie', session).expect(401);
+  });
+
   it('ends a session when its key is revoked', async () => {
     const other = await issueTestKey(t.app, ['admin']);
     const login = await http().post('/status/login').send({ key: other.key }).expect(204);
