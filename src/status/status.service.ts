@@ -132,7 +132,10 @@ export class StatusService {
     const liveMinutes = [current - MINUTE_MS, current].filter((m) => !recorded.has(m));
     const live: StoredSample[] = [];
     for (const minute of liveMinutes) {
-      live.push(...orderFigures(minute, await this.figures.finals(minute, minute + MINUTE_MS)));
+      const counts = await this.figures.finalCounts(minute, minute + MINUTE_MS);
+      const durations = await this.figures.finalDurations(minute, minute + MINUTE_MS);
+      const { marker, figures } = orderFigures(minute, counts, durations);
+      live.push(marker, ...figures);
     }
     const all = [...stored.filter((s) => !liveMinutes.includes(s.minute)), ...live];
     const day = all.filter((s) => s.minute >= now - DAY_MS);
@@ -215,9 +218,10 @@ export class StatusService {
   private async webhooksReport(now: number): Promise<StatusReport['webhooks']> {
     const backlog = await this.figures.webhookBacklog();
     return {
-      undelivered: backlog.reduce((a, e) => a + e.undelivered, 0),
-      failed_24h: backlog.reduce((a, e) => a + e.failed, 0),
-      endpoints: backlog.map((e) => ({
+      // Totals of every endpoint, not of the listed ones.
+      undelivered: backlog.undelivered,
+      failed_24h: backlog.failed,
+      endpoints: backlog.endpoints.map((e) => ({
         endpoint_id: e.endpointId,
         undelivered: e.undelivered,
         retrying: e.retrying,
