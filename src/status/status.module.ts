@@ -18,8 +18,8 @@ import { StatusService } from './status.service';
 export class StatusModule {
   /**
    * `pageEnabled` false (production without STATUS_PAGE_ENABLED=true): the page's routes are not mounted at all,
-   * so every one of them answers exactly as an unknown route does (404, same body, before any body parsing or
-   * validation). The JSON twin, an admin API route, is mounted either way.
+   * so every one of them answers exactly as an unknown route does (404, same body; no validation runs). The JSON
+   * twin, an admin API route, is mounted either way.
    */
   static forRoot(options: { pageEnabled: boolean }): DynamicModule {
     return {
