@@ -98,7 +98,7 @@ export class AppModule {
         CatalogSyncModule,
         CheckoutModule,
         WebhooksModule,
-        StatusModule,
+        StatusModule.forRoot({ pageEnabled: config.statusPageEnabled }),
         ...(options.extraModules ?? []),
       ],
     };

@@ -27,6 +27,7 @@ import { CreateServiceReplicas1795744364926 } from '../../migrations/17957443649
 import { CreateStatusSamples1795752677505 } from '../../migrations/1795752677505-CreateStatusSamples';
 import { CreateOrdersFinalIndex1795752689072 } from '../../migrations/1795752689072-CreateOrdersFinalIndex';
 import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-CreateOrderTraces';
+import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -62,4 +63,5 @@ export const MIGRATIONS = [
   CreateStatusSamples1795752677505,
   CreateOrdersFinalIndex1795752689072,
   CreateOrderTraces1795754004140,
+  CreateWebhookDeliveriesFailedIndex1795756749194,
 ];

@@ -19,11 +19,11 @@ export interface OpenOrder {
   attempt: number;
 }
 
-export interface FinalOrder {
+/** How many orders of a minute became final in `state` at attempt `attempt`. */
+export interface FinalCount {
   state: string;
   attempt: number;
-  /** created_at → final_at (ms). */
-  durationMs: number;
+  count: number;
 }
 
 export interface EndpointBacklog {
@@ -32,8 +32,15 @@ export interface EndpointBacklog {
   /** Undelivered deliveries whose last send failed (retrying). */
   retrying: number;
   oldestUndeliveredAt: number | null;
-  /** Deliveries given up on (status `failed`) created in the last 24 h. */
+  /** Deliveries given up on (turned `failed`, which sets updated_at) in the last 24 h. */
   failed: number;
+}
+
+/** The webhook backlog: totals over every endpoint, and the first MAX_ENDPOINTS endpoints by oldest undelivered. */
+export interface WebhookBacklog {
+  undelivered: number;
+  failed: number;
+  endpoints: EndpointBacklog[];
 }
 
 export interface ReplicaSeen {
@@ -44,8 +51,12 @@ export interface ReplicaSeen {
   stopped: boolean;
 }
 
-/** Bound of the finals read for one minute (the percentiles of a busier minute are of its first 20,000). */
+/** Bound of the times to final read for one minute (the percentiles of a busier minute are of its first 20,000). */
 const MAX_FINALS_PER_MINUTE = 20_000;
+/** Bound of a minute's (outcome, attempt) counts: ten states times the attempt numbers a retry budget allows. */
+const MAX_FINAL_COUNTS = 1_000;
+/** Endpoints listed in the webhook backlog (the totals count every endpoint). */
+const MAX_ENDPOINTS = 100;
 /** Bound of the passes drawn over 24 h (a pass a minute per resource is 2,880). */
 const MAX_PASSES = 3_000;
 
@@ -53,8 +64,9 @@ const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::
 
 /**
  * Read-only figures of the status page from the tables other modules own (sync_passes, orders,
- * webhook_deliveries, service_replicas). Each statement is bounded by an index (the sync-pass, due, final and
- * pending indexes) and a LIMIT; none writes, locks or claims. Reading them here, in one reporting repository,
+ * webhook_deliveries, service_replicas). Each statement reads an index range (the sync-pass, due, final, pending
+ * and failed-delivery indexes) and returns a bounded number of rows (a LIMIT, or a count per state or per
+ * endpoint); none writes, locks or claims. Reading them here, in one reporting repository,
  * keeps five modules' services free of page-shaped methods (docs/status.md "Where the figures come from").
  */
 @Injectable()
@@ -145,41 +157,78 @@ export class StatusFiguresRepository {
     return row ? { id: row.id, state: row.state, createdAt: row.created_at, attempt: row.attempt } : null;
   }
 
-  /** Orders that became final in [from, to) (epoch ms), through the final index. */
-  async finals(from: number, to: number): Promise<FinalOrder[]> {
-    const rows = await this.dataSource.query<{ state: string; attempt: number; duration_ms: number }[]>(
-      `SELECT state, attempt, ${ms('final_at')} - ${ms('created_at')} AS duration_ms FROM orders
+  /**
+   * Orders that became final in [from, to) (epoch ms) counted by outcome and attempt number: every one of them
+   * (the final index's range), unlike the percentiles' sample.
+   */
+  async finalCounts(from: number, to: number): Promise<FinalCount[]> {
+    const rows = await this.dataSource.query<{ state: string; attempt: number; n: number }[]>(
+      `SELECT state, attempt, count(*)::int AS n FROM orders
        WHERE final_at >= to_timestamp($1 / 1000.0) AND final_at < to_timestamp($2 / 1000.0)
-       LIMIT ${MAX_FINALS_PER_MINUTE}`,
+       GROUP BY state, attempt ORDER BY state, attempt LIMIT ${MAX_FINAL_COUNTS}`,
       [from, to],
     );
-    return rows.map((r) => ({ state: r.state, attempt: r.attempt, durationMs: Math.max(0, r.duration_ms) }));
+    return rows.map((r) => ({ state: r.state, attempt: r.attempt, count: r.n }));
   }
 
-  /** Webhook backlog per endpoint: undelivered (pending index), retrying, oldest, and given up in 24 h. */
-  async webhookBacklog(): Promise<EndpointBacklog[]> {
-    const rows = await this.dataSource.query<
-      { endpoint_id: string; undelivered: number; retrying: number; oldest: number | null; failed: number }[]
-    >(
-      `SELECT endpoint_id::text, sum(undelivered)::int AS undelivered, sum(retrying)::int AS retrying,
-         min(oldest) AS oldest, sum(failed)::int AS failed
-       FROM (
-         SELECT endpoint_id, count(*) AS undelivered, count(*) FILTER (WHERE attempts > 0) AS retrying,
-           ${ms('min(created_at)')} AS oldest, 0 AS failed
-         FROM webhook_deliveries WHERE status = 'pending' GROUP BY endpoint_id
-         UNION ALL
-         SELECT endpoint_id, 0, 0, NULL, count(*)
-         FROM webhook_deliveries WHERE status = 'failed' AND updated_at > now() - interval '24 hours'
-         GROUP BY endpoint_id
-       ) q GROUP BY endpoint_id ORDER BY min(oldest) NULLS LAST, endpoint_id LIMIT 100`,
+  /**
+   * Times to final (created_at → final_at, ms) of the orders final in [from, to), the first MAX_FINALS_PER_MINUTE
+   * by final_at (the final index's order): the sample the percentiles are taken from.
+   */
+  async finalDurations(from: number, to: number): Promise<number[]> {
+    const rows = await this.dataSource.query<{ duration_ms: number }[]>(
+      `SELECT ${ms('final_at')} - ${ms('created_at')} AS duration_ms FROM orders
+       WHERE final_at >= to_timestamp($1 / 1000.0) AND final_at < to_timestamp($2 / 1000.0)
+       ORDER BY final_at, id LIMIT ${MAX_FINALS_PER_MINUTE}`,
+      [from, to],
     );
-    return rows.map((r) => ({
-      endpointId: r.endpoint_id,
-      undelivered: r.undelivered,
-      retrying: r.retrying,
-      oldestUndeliveredAt: r.oldest,
-      failed: r.failed,
-    }));
+    return rows.map((r) => Math.max(0, r.duration_ms));
+  }
+
+  /**
+   * Webhook backlog per endpoint (undelivered through the pending index, retrying, oldest; given up in 24 h
+   * through the failed index), the first MAX_ENDPOINTS by oldest undelivered, and the totals of every endpoint
+   * (window sums, taken before the LIMIT).
+   */
+  async webhookBacklog(): Promise<WebhookBacklog> {
+    const rows = await this.dataSource.query<
+      {
+        endpoint_id: string;
+        undelivered: number;
+        retrying: number;
+        oldest: number | null;
+        failed: number;
+        total_undelivered: number;
+        total_failed: number;
+      }[]
+    >(
+      `SELECT endpoint_id::text, undelivered::int, retrying::int, oldest, failed::int,
+         (sum(undelivered) OVER ())::int AS total_undelivered, (sum(failed) OVER ())::int AS total_failed
+       FROM (
+         SELECT endpoint_id, sum(undelivered) AS undelivered, sum(retrying) AS retrying, min(oldest) AS oldest,
+           sum(failed) AS failed
+         FROM (
+           SELECT endpoint_id, count(*) AS undelivered, count(*) FILTER (WHERE attempts > 0) AS retrying,
+             ${ms('min(created_at)')} AS oldest, 0 AS failed
+           FROM webhook_deliveries WHERE status = 'pending' GROUP BY endpoint_id
+           UNION ALL
+           SELECT endpoint_id, 0, 0, NULL, count(*)
+           FROM webhook_deliveries WHERE status = 'failed' AND updated_at > now() - interval '24 hours'
+           GROUP BY endpoint_id
+         ) q GROUP BY endpoint_id
+       ) e ORDER BY oldest NULLS LAST, endpoint_id LIMIT ${MAX_ENDPOINTS}`,
+    );
+    return {
+      undelivered: rows[0]?.total_undelivered ?? 0,
+      failed: rows[0]?.total_failed ?? 0,
+      endpoints: rows.map((r) => ({
+        endpointId: r.endpoint_id,
+        undelivered: r.undelivered,
+        retrying: r.retrying,
+        oldestUndeliveredAt: r.oldest,
+        failed: r.failed,
+      })),
+    };
   }
 
   /** Replicas seen in the last `withinMs` (stopped ones included, marked). */

@@ -17,6 +17,7 @@ const HTML = 'text/html; charset=utf-8';
  * The operator status page (docs/status.md): server-rendered HTML with hand-written SVG plots, its two assets and
  * its login. Public to the global guard: StatusAccess decides (admin key in a header, or the login's session
  * cookie). Documented in OpenAPI as public routes (the guard lets them through); `GET /v1/admin/status` is the API.
+ * Not mounted when the page is off (StatusModule.forRoot): its routes are then unknown routes.
  */
 @ApiTags('status')
 @ApiErrorResponse(404, 'NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true)')
@@ -44,7 +45,6 @@ export class StatusPageController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
-    this.access.assertEnabled();
     void reply.header('content-type', HTML).header('cache-control', 'no-store');
     if (!(await this.access.allowed(request))) return renderLogin();
     return renderPage(await this.status.report());
@@ -63,7 +63,6 @@ export class StatusPageController {
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
-    this.access.assertEnabled();
     if (!(await this.access.allowed(request))) throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
     void reply.header('content-type', HTML).header('cache-control', 'no-store');
     return renderPanels(await this.status.report());
@@ -73,7 +72,6 @@ export class StatusPageController {
   @ApiOperation({ operationId: 'getStatusStyle', summary: "The status page's style sheet" })
   @ApiOkResponse({ description: 'CSS', content: { 'text/css': { schema: { type: 'string' } } } })
   css(@Res({ passthrough: true }) reply: FastifyReply): string {
-    this.access.assertEnabled();
     void reply.header('content-type', 'text/css; charset=utf-8').header('cache-control', 'no-cache');
     return STATUS_CSS;
   }
@@ -85,7 +83,6 @@ export class StatusPageController {
     content: { 'text/javascript': { schema: { type: 'string' } } },
   })
   js(@Res({ passthrough: true }) reply: FastifyReply): string {
-    this.access.assertEnabled();
     void reply.header('content-type', 'text/javascript; charset=utf-8').header('cache-control', 'no-cache');
     return STATUS_JS;
   }
@@ -106,7 +103,6 @@ export class StatusPageController {
     @Body() body: StatusLoginDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
-    this.access.assertEnabled();
     void reply.header('set-cookie', await this.access.login(body.key, request.id));
   }
 
@@ -118,7 +114,6 @@ export class StatusPageController {
   })
   @ApiNoContentResponse({ description: 'The cookie is cleared' })
   logout(@Res({ passthrough: true }) reply: FastifyReply): void {
-    this.access.assertEnabled();
     void reply.header('set-cookie', this.access.logoutCookie());
   }
 }

@@ -31,21 +31,40 @@ export class StatusSampleRepository {
     );
   }
 
-  /** Writes past minutes' database-derived figures; a row another replica wrote first is left as it is. */
-  async writeOnce(figures: readonly MinuteFigure[]): Promise<void> {
-    if (figures.length === 0) return;
-    await this.dataSource.query(
-      `INSERT INTO status_samples (figure, label, instance_id, minute, value)
-       SELECT f.figure, f.label, '', to_timestamp(f.minute / 1000.0), f.value
-       FROM unnest($1::text[], $2::text[], $3::float8[], $4::float8[]) AS f(figure, label, minute, value)
-       ON CONFLICT (figure, minute, label, instance_id) DO NOTHING`,
+  /**
+   * Writes one past minute's database-derived figures all or nothing, in one statement: the marker first, the
+   * other figures only if this statement inserted it. Replicas racing on a minute (each having read its own set of
+   * finals) thus store one replica's complete set, never a mix; the loser's statement writes nothing. True when
+   * this call stored the minute.
+   */
+  async writeOnce(marker: MinuteFigure, figures: readonly MinuteFigure[]): Promise<boolean> {
+    const other = figures.find((f) => f.minute !== marker.minute || f.figure === marker.figure);
+    if (other) throw new Error(`writeOnce: ${other.figure} is not another figure of the marker's minute`);
+    const rows = await this.dataSource.query<{ stored: boolean }[]>(
+      `WITH m AS (
+         INSERT INTO status_samples (figure, label, instance_id, minute, value)
+         VALUES ($1, $2, '', to_timestamp($3 / 1000.0), $4)
+         ON CONFLICT (figure, minute, label, instance_id) DO NOTHING
+         RETURNING minute
+       ), f AS (
+         INSERT INTO status_samples (figure, label, instance_id, minute, value)
+         SELECT f.figure, f.label, '', m.minute, f.value
+         FROM m, unnest($5::text[], $6::text[], $7::float8[]) AS f(figure, label, value)
+         -- A row left by an older replica's row-by-row write (rolling deploy) is no error.
+         ON CONFLICT (figure, minute, label, instance_id) DO NOTHING
+       )
+       SELECT EXISTS (SELECT 1 FROM m) AS stored`,
       [
+        marker.figure,
+        marker.label,
+        marker.minute,
+        marker.value,
         figures.map((f) => f.figure),
         figures.map((f) => f.label),
-        figures.map((f) => f.minute),
         figures.map((f) => f.value),
       ],
     );
+    return rows[0]?.stored ?? false;
   }
 
   /** Minutes (epoch ms) from `from` on for which `figure` has a row (the recorder's "already recorded"). */

@@ -14,7 +14,8 @@ import { cookieValue, sessionCookie, signSession, verifySession } from './status
  * Who may see the status page (docs/status.md "Access"): an admin key in `Authorization: Bearer` or `x-api-key`,
  * or the session cookie a login with an admin key set. The cookie is an HMAC-signed session (client id, expiry,
  * nonce) under a secret derived from API_KEY_PEPPER, never the key; each use re-reads the client, so a revoked
- * or demoted key's sessions end at once. In production the page answers 404 unless STATUS_PAGE_ENABLED=true.
+ * or demoted key's sessions end at once. (In production without STATUS_PAGE_ENABLED=true the page's routes are not
+ * mounted: StatusModule.forRoot.)
  */
 @Injectable()
 export class StatusAccess {
@@ -29,19 +30,15 @@ export class StatusAccess {
     this.secret = createHmac('sha256', auth.pepper).update('status-page-session-v1').digest('base64');
   }
 
-  /** 404 (like any unknown route) when the page is off. */
-  assertEnabled(): void {
-    if (!this.config.statusPageEnabled) throw new AppError('NOT_FOUND', 'Not found');
-  }
-
   /**
    * Whether the request may see the page: true with an admin key or a valid session; false with no credential at
    * all (the caller shows the login form or answers 401). A key that is presented but wrong is a 401, a valid
-   * key without the admin scope a 403, as on every admin route.
+   * key without the admin scope a 403, as on every admin route. `Authorization: Basic …` alone is a proxy's own
+   * login in front of the page (a browser sends it on every request), not a key: the session cookie decides.
    */
   async allowed(request: FastifyRequest): Promise<boolean> {
     const presented = presentedKey(request.headers, request.raw.rawHeaders);
-    if (presented !== undefined) {
+    if (presented !== undefined && !(presented === null && proxyBasicAuth(request.headers))) {
       await this.adminClient(presented, request.id);
       return true;
     }
@@ -82,4 +79,12 @@ export class StatusAccess {
     }
     return result.client.id;
   }
+}
+
+/** `Authorization: Basic …` and no x-api-key: a reverse proxy's login, never an API key of ours. */
+function proxyBasicAuth(headers: FastifyRequest['headers']): boolean {
+  const authorization = headers.authorization;
+  return (
+    typeof authorization === 'string' && /^Basic /i.test(authorization) && headers['x-api-key'] === undefined
+  );
 }

@@ -147,6 +147,19 @@ describe(upstreamDeltas.name, () => {
     expect(upstreamDeltas(now, now)).toEqual([]);
   });
 
+  it('counts no request and no error for attempts the client never sent (circuit open, overloaded, cancelled)', () => {
+    const now = new Map([
+      ['getListing|200', 2],
+      ['getListing|circuit_open', 5],
+      ['getListing|overloaded', 4],
+      ['getListing|cancelled', 3],
+      ['verifyKey|circuit_open', 7],
+    ]);
+    expect(upstreamDeltas(new Map(), now)).toEqual([
+      { figure: 'upstream.requests', label: 'getListing', value: 2 },
+    ]);
+  });
+
   it('treats a counter that went down (registry reset) as counting from zero', () => {
     expect(upstreamDeltas(new Map([['verifyKey|200', 9]]), new Map([['verifyKey|200', 2]]))).toEqual([
       { figure: 'upstream.requests', label: 'verifyKey', value: 2 },
@@ -187,24 +200,33 @@ describe(classifySyncFailure.name, () => {
 
 describe(orderFigures.name, () => {
   it("counts a minute's finals by outcome and by attempt, with p50/p99 of the time to final and the marker", () => {
-    const sut = orderFigures(MINUTE_MS, [
-      { state: 'confirmed', attempt: 1, durationMs: 100 },
-      { state: 'confirmed', attempt: 2, durationMs: 300 },
-      { state: 'rejected', attempt: 1, durationMs: 200 },
-    ]);
+    const sut = orderFigures(
+      MINUTE_MS,
+      [
+        { state: 'confirmed', attempt: 1, count: 30_000 },
+        { state: 'confirmed', attempt: 2, count: 1 },
+        { state: 'rejected', attempt: 1, count: 2 },
+      ],
+      [100, 300, 200],
+    );
+    const all = [sut.marker, ...sut.figures];
     const value = (figure: string, label = ''): number | undefined =>
-      sut.find((f) => f.figure === figure && f.label === label)?.value;
-    expect(value(ORDERS_RECORDED)).toBe(3);
-    expect(value('orders.final', 'confirmed')).toBe(2);
-    expect(value('orders.final', 'rejected')).toBe(1);
-    expect(value('orders.attempts', '1')).toBe(2);
+      all.find((f) => f.figure === figure && f.label === label)?.value;
+    expect(sut.marker).toEqual({ figure: ORDERS_RECORDED, label: '', minute: MINUTE_MS, value: 30_003 });
+    expect(value('orders.final', 'confirmed')).toBe(30_001);
+    expect(value('orders.final', 'rejected')).toBe(2);
+    expect(value('orders.attempts', '1')).toBe(30_002);
     expect(value('orders.attempts', '2')).toBe(1);
     expect(value('orders.final_p50_ms')).toBe(200);
     expect(value('orders.final_p99_ms')).toBe(300);
-    expect(sut.every((f) => f.minute === MINUTE_MS)).toBe(true);
+    expect(sut.figures.some((f) => f.figure === ORDERS_RECORDED)).toBe(false);
+    expect(all.every((f) => f.minute === MINUTE_MS)).toBe(true);
   });
 
   it('writes only the marker (0) for a minute without finals, so the minute is not computed again', () => {
-    expect(orderFigures(0, [])).toEqual([{ figure: ORDERS_RECORDED, label: '', minute: 0, value: 0 }]);
+    expect(orderFigures(0, [], [])).toEqual({
+      marker: { figure: ORDERS_RECORDED, label: '', minute: 0, value: 0 },
+      figures: [],
+    });
   });
 });

@@ -70,10 +70,18 @@ export interface UpstreamDelta {
 }
 
 /**
+ * Attempt statuses (src/upstream/http/metrics.ts) that are no request to the upstream: the client failed fast
+ * (circuit open, bulkhead full) or its caller gave up (cancelled: usually while queued, and never an answer to
+ * count). Counting them would show an open circuit as a burst of upstream errors.
+ */
+const NOT_SENT: ReadonlySet<string> = new Set(['circuit_open', 'overloaded', 'cancelled']);
+
+/**
  * The upstream attempts since the last read, from two readings of `upstream_requests_total` keyed
- * `operation|status` (status: an HTTP status or timeout/network/circuit_open/…): requests (every attempt), errors
- * (every attempt without a 2xx, 429s included) and 429s, by operation. A counter that went down (the registry was
- * reset) counts from zero.
+ * `operation|status` (status: an HTTP status or timeout/network/circuit_open/…): requests (every attempt sent:
+ * an HTTP status, a timeout or a network failure), errors (those without a 2xx, 429s included) and 429s, by
+ * operation. Attempts never sent (NOT_SENT) are left out. A counter that went down (the registry was reset)
+ * counts from zero.
  */
 export function upstreamDeltas(
   before: ReadonlyMap<string, number>,
@@ -87,6 +95,7 @@ export function upstreamDeltas(
     const split = key.lastIndexOf('|');
     const operation = key.slice(0, split);
     const status = key.slice(split + 1);
+    if (NOT_SENT.has(status)) continue;
     const sums = byOperation.get(operation) ?? { requests: 0, errors: 0, throttled: 0 };
     sums.requests += delta;
     if (!/^2\d\d$/.test(status)) sums.errors += delta;
@@ -142,28 +151,38 @@ export interface MinuteFigure {
 /** The marker figure: the minute's finals were recorded (written even when there were none). */
 export const ORDERS_RECORDED = 'orders.finals';
 
+/** One minute's database-derived figures: the marker, written first, and the rest, stored only with it. */
+export interface MinuteFigures {
+  marker: MinuteFigure;
+  figures: MinuteFigure[];
+}
+
 /**
- * The figures of one minute's finals: count by outcome (final state), count by attempt number, p50 and p99 of
- * the time from order to final, and the marker (their number, also when 0).
+ * The figures of one minute's finals from their counts by outcome (final state) and attempt number (all of the
+ * minute's finals) and a sample of their times from order to final (`durations`, ms): count by outcome, count by
+ * attempt number, p50 and p99 of the sample, and the marker (the number of finals, also when 0).
  */
 export function orderFigures(
   minute: number,
-  finals: readonly { state: string; attempt: number; durationMs: number }[],
-): MinuteFigure[] {
-  const figures: MinuteFigure[] = [{ figure: ORDERS_RECORDED, label: '', minute, value: finals.length }];
-  const count = (figure: string, label: string): void => {
+  counts: readonly { state: string; attempt: number; count: number }[],
+  durations: readonly number[],
+): MinuteFigures {
+  const marker: MinuteFigure = { figure: ORDERS_RECORDED, label: '', minute, value: 0 };
+  const figures: MinuteFigure[] = [];
+  const add = (figure: string, label: string, n: number): void => {
     const found = figures.find((f) => f.figure === figure && f.label === label);
-    if (found) found.value += 1;
-    else figures.push({ figure, label, minute, value: 1 });
+    if (found) found.value += n;
+    else figures.push({ figure, label, minute, value: n });
   };
-  for (const order of finals) {
-    count('orders.final', order.state);
-    count('orders.attempts', String(order.attempt));
+  for (const { state, attempt, count } of counts) {
+    if (count <= 0) continue;
+    marker.value += count;
+    add('orders.final', state, count);
+    add('orders.attempts', String(attempt), count);
   }
-  const durations = finals.map((o) => o.durationMs);
   const p50 = percentile(durations, 50);
   const p99 = percentile(durations, 99);
   if (p50 !== null) figures.push({ figure: 'orders.final_p50_ms', label: '', minute, value: p50 });
   if (p99 !== null) figures.push({ figure: 'orders.final_p99_ms', label: '', minute, value: p99 });
-  return figures;
+  return { marker, figures };
 }

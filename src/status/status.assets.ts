@@ -49,6 +49,12 @@ button{cursor:pointer}
 
 export const STATUS_JS = `'use strict';
 (function () {
+  var LOGIN_ERRORS = {
+    400: 'Paste an admin API key.',
+    401: 'Wrong or revoked key.',
+    403: 'This key is not an admin key.',
+    429: 'Too many attempts; wait a minute and try again.'
+  };
   var form = document.getElementById('login');
   if (form) {
     form.addEventListener('submit', function (event) {
@@ -64,7 +70,8 @@ export const STATUS_JS = `'use strict';
         body: JSON.stringify({ key: key })
       }).then(function (res) {
         if (res.ok) { window.location.replace('/status'); return; }
-        error.textContent = res.status === 403 ? 'This key is not an admin key.' : 'Wrong or revoked key.';
+        error.textContent = LOGIN_ERRORS[res.status] ||
+          'The service could not log you in (HTTP ' + res.status + '); try again in a moment.';
         error.hidden = false;
       }, function () {
         error.textContent = 'The service did not answer.';

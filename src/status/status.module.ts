@@ -1,4 +1,4 @@
-import { Module } from '@nestjs/common';
+import { type DynamicModule, Module } from '@nestjs/common';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { AdminStatusController } from './admin-status.controller';
 import { StatusAccess } from './status.access';
@@ -14,10 +14,28 @@ import { StatusService } from './status.service';
  * ApiClientsService and AuthConfig come from the global AuthModule; AppConfig and SyncConfig from
  * AppConfigModule; UpstreamClient and MetricsService from their global modules. Exports only its service.
  */
-@Module({
-  imports: [DurableWorkModule],
-  controllers: [StatusPageController, AdminStatusController],
-  providers: [StatusService, StatusAccess, StatusRecorder, StatusSampleRepository, StatusFiguresRepository],
-  exports: [StatusService],
-})
-export class StatusModule {}
+@Module({})
+export class StatusModule {
+  /**
+   * `pageEnabled` false (production without STATUS_PAGE_ENABLED=true): the page's routes are not mounted at all,
+   * so every one of them answers exactly as an unknown route does (404, same body; no validation runs). The JSON
+   * twin, an admin API route, is mounted either way.
+   */
+  static forRoot(options: { pageEnabled: boolean }): DynamicModule {
+    return {
+      module: StatusModule,
+      imports: [DurableWorkModule],
+      controllers: options.pageEnabled
+        ? [StatusPageController, AdminStatusController]
+        : [AdminStatusController],
+      providers: [
+        StatusService,
+        StatusAccess,
+        StatusRecorder,
+        StatusSampleRepository,
+        StatusFiguresRepository,
+      ],
+      exports: [StatusService],
+    };
+  }
+}

@@ -93,6 +93,10 @@ describe(renderPanels.name, () => {
     expect(sut).toContain('1m 35s');
   });
 
+  it("names the window the upstream table's requests, errors and 429s are counted over", () => {
+    expect(renderPanels(report())).toContain('By operation, last 4 min (every replica)');
+  });
+
   it('draws the five plots: sync items/s, finals per minute, time to final, upstream requests and errors', () => {
     const sut = renderPanels(report());
     expect(sut.match(/<figure class="plot"/g)).toHaveLength(5);

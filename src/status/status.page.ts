@@ -85,13 +85,14 @@ function ordersPanel(orders: StatusReport['orders']): string {
   );
 }
 
-function upstreamPanel(upstream: StatusReport['upstream']): string {
+function upstreamPanel(upstream: StatusReport['upstream'], minutes: number): string {
   const key = upstream.key_check;
   return (
     `<section class="panel" data-panel="upstream"><h2>Upstream</h2>` +
     `<p>Key check: <span class="badge ${key.ok ? 'completed' : 'failed'}">${key.ok ? 'ok' : e(key.code ?? 'failed')}</span> ` +
     `${e(key.environment)}, checked ${time(key.checked_at)}${key.reason ? ` — ${e(key.reason)}` : ''}</p>` +
     `<p>Request rate: <b>${upstream.request_rate_per_second}</b>/s (last full minute, every replica)</p>` +
+    `<h3>By operation, last ${minutes} min (every replica)</h3>` +
     table(
       ['operation', 'requests', 'errors', '429s'],
       upstream.by_operation.map((o) => [
@@ -151,7 +152,7 @@ export function renderPanels(report: StatusReport): string {
     `<p class="generated">Updated ${time(report.generated_at)} UTC (database clock)</p>` +
     syncPanel(report.sync) +
     ordersPanel(report.orders) +
-    upstreamPanel(report.upstream) +
+    upstreamPanel(report.upstream, report.window.minutes) +
     webhooksPanel(report.webhooks) +
     replicasPanel(report.replicas)
   );

@@ -25,9 +25,9 @@ const FAILURE_LOG_EVERY_MS = 60_000;
 /**
  * Records the status page's time series (docs/status.md) on a durable-work loop, every
  * STATUS_RECORD_INTERVAL_MS on every replica: this replica's upstream attempts since its last tick are added to
- * its own row of the current minute; each past minute's order figures are computed from `orders` once, by
- * whichever replica gets there first (INSERT … ON CONFLICT DO NOTHING, so replicas never double-count); samples
- * past STATUS_RETENTION_HOURS are deleted.
+ * its own row of the current minute; each past minute's order figures are computed from `orders` and stored
+ * once, all or nothing, by whichever replica writes the minute's marker first (so replicas never double-count or
+ * mix two readings); samples past STATUS_RETENTION_HOURS are deleted.
  */
 @Injectable()
 export class StatusRecorder implements OnModuleDestroy {
@@ -103,8 +103,10 @@ export class StatusRecorder implements OnModuleDestroy {
     const recorded = await this.samples.recordedMinutes(ORDERS_RECORDED, first);
     for (let minute = first; minute <= last; minute += MINUTE_MS) {
       if (recorded.has(minute)) continue;
-      const finals = await this.figures.finals(minute, minute + MINUTE_MS);
-      await this.samples.writeOnce(orderFigures(minute, finals));
+      const counts = await this.figures.finalCounts(minute, minute + MINUTE_MS);
+      const durations = await this.figures.finalDurations(minute, minute + MINUTE_MS);
+      const { marker, figures } = orderFigures(minute, counts, durations);
+      await this.samples.writeOnce(marker, figures);
     }
   }
 }

@@ -3,6 +3,7 @@ import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 import { AppConfig } from '../config/app.config';
 import { SyncConfig } from '../config/sync.config';
 import { UpstreamClient } from '../upstream/upstream.client';
+import type { KeyVerdict } from '../upstream/upstream.types';
 import {
   MINUTE_MS,
   ORDERS_RECORDED,
@@ -24,13 +25,21 @@ const DAY_MS = 86_400_000;
 const REPLICAS_SEEN_MS = 10 * MINUTE_MS;
 const FINAL_OUTCOMES = ['confirmed', 'landed_with_error', 'expired', 'rejected', 'failed'];
 
+/**
+ * How long a built report is served again (per replica): any number of open pages, refreshes and scripts cost at
+ * most one build (about ten short reads, one at a time) per interval.
+ */
+export const REPORT_CACHE_MS = 2_000;
+
 const iso = (ms: number): string => new Date(ms).toISOString();
 const seconds = (ms: number): number => Math.max(0, Math.round(ms / 100) / 10);
 
 /**
  * The status report (docs/status.md): catalog sync, orders, upstream, webhooks and replicas, read from the
  * recorded per-minute samples, the current minute computed live, and the tables the figures come from.
- * `GET /v1/admin/status` returns it; the page renders it.
+ * `GET /v1/admin/status` returns it; the page renders it. The routes are public to the rate limiter (the page
+ * gates itself), so the cost is bounded here: callers share one build at a time and its result for
+ * REPORT_CACHE_MS, and a build reads one statement at a time (one pool connection, never a burst).
  */
 @Injectable()
 export class StatusService {
@@ -42,17 +51,41 @@ export class StatusService {
     private readonly sync: SyncConfig,
   ) {}
 
-  async report(): Promise<StatusReport> {
+  private building: Promise<StatusReport> | null = null;
+  private last: { builtAt: number; report: StatusReport } | null = null;
+
+  /**
+   * The report: the one built less than REPORT_CACHE_MS ago, else the build in progress, else a new build. A
+   * failed build is not kept (its callers get the error, the next caller builds again). Callers must not modify it.
+   */
+  report(): Promise<StatusReport> {
+    if (this.last !== null && performance.now() - this.last.builtAt < REPORT_CACHE_MS) {
+      return Promise.resolve(this.last.report);
+    }
+    this.building ??= this.build()
+      .then((report) => {
+        this.last = { builtAt: performance.now(), report };
+        return report;
+      })
+      .finally(() => {
+        this.building = null;
+      });
+    return this.building;
+  }
+
+  private async build(): Promise<StatusReport> {
+    // The key check may wait on the upstream (bounded by HEALTH_CHECK_TIMEOUT_MS): started first so that it
+    // overlaps the reads, awaited in its turn.
+    const keyCheck = raceTimeout(this.upstream.verifyKeyCached(), this.config.HEALTH_CHECK_TIMEOUT_MS);
+    keyCheck.catch(() => undefined);
     const now = await this.figures.now();
     const current = minuteOf(now);
     const from = current - (PLOT_MINUTES - 1) * MINUTE_MS;
-    const [sync, orders, upstream, webhooks, replicas] = await Promise.all([
-      this.syncReport(now),
-      this.ordersReport(now, from, current),
-      this.upstreamReport(now, from, current),
-      this.webhooksReport(now),
-      this.figures.replicasSeen(REPLICAS_SEEN_MS),
-    ]);
+    const sync = await this.syncReport(now);
+    const orders = await this.ordersReport(now, from, current);
+    const upstream = await this.upstreamReport(now, from, current, keyCheck);
+    const webhooks = await this.webhooksReport(now);
+    const replicas = await this.figures.replicasSeen(REPLICAS_SEEN_MS);
     return {
       generated_at: iso(now),
       window: { from: iso(from), to: iso(current + MINUTE_MS), minutes: PLOT_MINUTES },
@@ -71,11 +104,9 @@ export class StatusService {
   }
 
   private async syncReport(now: number): Promise<StatusReport['sync']> {
-    const [last, completed, recent] = await Promise.all([
-      this.figures.lastPasses(),
-      this.figures.lastCompletedPasses(),
-      this.figures.passesSince(now - DAY_MS),
-    ]);
+    const last = await this.figures.lastPasses();
+    const completed = await this.figures.lastCompletedPasses();
+    const recent = await this.figures.passesSince(now - DAY_MS);
     const resources = (['events', 'listings'] as const).map((resource): SyncResourceReport => {
       const pass = last.find((p) => p.resource === resource) ?? null;
       const done = completed.find((p) => p.resource === resource) ?? null;
@@ -118,21 +149,22 @@ export class StatusService {
   }
 
   private async ordersReport(now: number, from: number, current: number): Promise<StatusReport['orders']> {
-    const [openByState, oldest, stored] = await Promise.all([
-      this.figures.openByState(),
-      this.figures.oldestOpen(),
-      this.samples.read(
-        [ORDERS_RECORDED, 'orders.final', 'orders.attempts', 'orders.final_p50_ms', 'orders.final_p99_ms'],
-        Math.min(from, minuteOf(now - DAY_MS)),
-      ),
-    ]);
+    const openByState = await this.figures.openByState();
+    const oldest = await this.figures.oldestOpen();
+    const stored = await this.samples.read(
+      [ORDERS_RECORDED, 'orders.final', 'orders.attempts', 'orders.final_p50_ms', 'orders.final_p99_ms'],
+      Math.min(from, minuteOf(now - DAY_MS)),
+    );
     // The current minute, and the previous one until a recorder has written it (it waits for the minute to
     // settle), are computed live from `orders`, so the page moves within the minute and has no gap after it.
     const recorded = new Set(stored.filter((s) => s.figure === ORDERS_RECORDED).map((s) => s.minute));
     const liveMinutes = [current - MINUTE_MS, current].filter((m) => !recorded.has(m));
     const live: StoredSample[] = [];
     for (const minute of liveMinutes) {
-      live.push(...orderFigures(minute, await this.figures.finals(minute, minute + MINUTE_MS)));
+      const counts = await this.figures.finalCounts(minute, minute + MINUTE_MS);
+      const durations = await this.figures.finalDurations(minute, minute + MINUTE_MS);
+      const { marker, figures } = orderFigures(minute, counts, durations);
+      live.push(marker, ...figures);
     }
     const all = [...stored.filter((s) => !liveMinutes.includes(s.minute)), ...live];
     const day = all.filter((s) => s.minute >= now - DAY_MS);
@@ -164,12 +196,14 @@ export class StatusService {
     now: number,
     from: number,
     current: number,
+    keyCheck: Promise<KeyVerdict | typeof TIMED_OUT>,
   ): Promise<StatusReport['upstream']> {
-    const [stored, verdict] = await Promise.all([
-      this.samples.read(['upstream.requests', 'upstream.errors', 'upstream.throttled'], from),
-      // A hanging upstream must not hang the page: the check goes on, the page says it is pending.
-      raceTimeout(this.upstream.verifyKeyCached(), this.config.HEALTH_CHECK_TIMEOUT_MS),
-    ]);
+    const stored = await this.samples.read(
+      ['upstream.requests', 'upstream.errors', 'upstream.throttled'],
+      from,
+    );
+    // A hanging upstream must not hang the page: the check goes on, the page says it is pending.
+    const verdict = await keyCheck;
     const operations = labels(stored, 'upstream.requests').sort();
     const sum = (figure: string, label?: string): number =>
       stored
@@ -215,9 +249,10 @@ export class StatusService {
   private async webhooksReport(now: number): Promise<StatusReport['webhooks']> {
     const backlog = await this.figures.webhookBacklog();
     return {
-      undelivered: backlog.reduce((a, e) => a + e.undelivered, 0),
-      failed_24h: backlog.reduce((a, e) => a + e.failed, 0),
-      endpoints: backlog.map((e) => ({
+      // Totals of every endpoint, not of the listed ones.
+      undelivered: backlog.undelivered,
+      failed_24h: backlog.failed,
+      endpoints: backlog.endpoints.map((e) => ({
         endpoint_id: e.endpointId,
         undelivered: e.undelivered,
         retrying: e.retrying,

@@ -164,6 +164,21 @@ describe('Status page and GET /v1/admin/status (e2e)', () => {
     expect(t.logs.text).not.toContain(admin.key);
   });
 
+  it("uses the session cookie when a proxy's Basic auth comes with it; Basic alone gets the login form", async () => {
+    const login = await http().post('/status/login').send({ key: admin.key }).expect(204);
+    const session = setCookie(login).split(';')[0] ?? '';
+    const basic = `Basic ${Buffer.from('operator:proxy-password').toString('base64')}`;
+    const page = await http().get('/status').set('authorization', basic).set('cookie', session).expect(200);
+    expect(page.text).toContain('data-panel="orders"');
+    await http().get('/status/panels').set('authorization', basic).set('cookie', session).expect(200);
+    expect((await http().get('/status').set('authorization', basic).expect(200)).text).toContain(
+      'id="login"',
+    );
+    await http().get('/status/panels').set('authorization', basic).expect(401);
+    // Any other scheme is still a wrong credential, cookie or not.
+    await http().get('/status').set('authorization', 'Digest x').set('cookie', session).expect(401);
+  });
+
   it('ends a session when its key is revoked', async () => {
     const other = await issueTestKey(t.app, ['admin']);
     const login = await http().post('/status/login').send({ key: other.key }).expect(204);
@@ -243,28 +258,95 @@ describe('Status page with an upstream that never answers (e2e)', () => {
   });
 });
 
+const PRODUCTION_ENV = {
+  NODE_ENV: 'production',
+  API_KEY_PEPPER: 'status-e2e-pepper-0123456789abcdefghijklmnop',
+  CURSOR_SECRET: 'status-e2e-cursor-0123456789abcdefghijklmnop',
+};
+
+/** Every route of the page, as a request to make (with a body for the posts). */
+const PAGE_ROUTES: readonly { method: 'get' | 'post'; path: string; body?: object }[] = [
+  { method: 'get', path: '/status' },
+  { method: 'get', path: '/status/panels' },
+  { method: 'get', path: '/status/assets/status.js' },
+  { method: 'get', path: '/status/assets/status.css' },
+  { method: 'post', path: '/status/login', body: {} },
+  { method: 'post', path: '/status/login', body: { key: 'x' } },
+  { method: 'post', path: '/status/logout' },
+];
+
+/** Status, error code and message of an answer (the request id differs from one answer to the next). */
+const answer = (res: request.Response) => ({
+  status: res.status,
+  code: (res.body as { error?: { code?: string } }).error?.code,
+  message: (res.body as { error?: { message?: string } }).error?.message,
+});
+
 describe('Status page in production (e2e)', () => {
   let t: TestApp;
   let admin: TestClient;
   const http = () => request(t.app.getHttpServer());
 
   beforeAll(async () => {
-    t = await startTestApp({
-      NODE_ENV: 'production',
-      API_KEY_PEPPER: 'status-e2e-pepper-0123456789abcdefghijklmnop',
-      CURSOR_SECRET: 'status-e2e-cursor-0123456789abcdefghijklmnop',
-    });
+    t = await startTestApp(PRODUCTION_ENV);
     admin = await issueTestKey(t.app, ['admin']);
   });
   afterAll(async () => {
     await t?.close();
   });
 
-  it('answers 404 for the page and its assets unless STATUS_PAGE_ENABLED=true; the JSON twin stays', async () => {
-    expect((await http().get('/status')).status).toBe(404);
-    await http().get('/status').set(bearer(admin.key)).expect(404);
-    await http().get('/status/assets/status.js').expect(404);
-    await http().post('/status/login').send({ key: admin.key }).expect(404);
+  it('answers every page route as an unknown route unless STATUS_PAGE_ENABLED=true; the JSON twin stays', async () => {
+    const call = (route: (typeof PAGE_ROUTES)[number], path: string, headers: Record<string, string>) => {
+      const req = http()[route.method](path).set(headers);
+      return route.body === undefined ? req : req.send(route.body);
+    };
+    for (const route of PAGE_ROUTES) {
+      const unknown = answer(await call(route, '/no-such-route', {}));
+      expect(unknown).toEqual({
+        status: 404,
+        code: 'NOT_FOUND',
+        message: `No ${route.method.toUpperCase()} route matches this path`,
+      });
+      // Without a credential and with an admin key alike: nothing says the page exists.
+      expect(answer(await call(route, route.path, {}))).toEqual(unknown);
+      expect(answer(await call(route, route.path, bearer(admin.key)))).toEqual(unknown);
+    }
     expect((await http().get('/v1/admin/status').set(bearer(admin.key))).status).toBe(200);
+  });
+});
+
+describe('Status page in production with STATUS_PAGE_ENABLED=true (e2e)', () => {
+  let t: TestApp;
+  let admin: TestClient;
+  const http = () => request(t.app.getHttpServer());
+
+  beforeAll(async () => {
+    t = await startTestApp({ ...PRODUCTION_ENV, STATUS_PAGE_ENABLED: 'true' });
+    admin = await issueTestKey(t.app, ['admin']);
+  });
+  afterAll(async () => {
+    await t?.close();
+  });
+
+  it('serves the page, its assets, the login (with a Secure cookie) and the logout', async () => {
+    expect((await http().get('/status').set(bearer(admin.key)).expect(200)).text).toContain(
+      'data-panel="orders"',
+    );
+    expect((await http().get('/status').expect(200)).text).toContain('id="login"');
+    await http().get('/status/panels').expect(401);
+    await http().get('/status/assets/status.js').expect(200);
+    await http().get('/status/assets/status.css').expect(200);
+    const invalid = await http().post('/status/login').send({}).expect(400);
+    expect(JSON.stringify(invalid.body)).toContain('key');
+    const login = await http().post('/status/login').send({ key: admin.key }).expect(204);
+    const cookie = setCookie(login);
+    expect(cookie).toMatch(/; HttpOnly; SameSite=Strict; Secure$/);
+    const session = cookie.split(';')[0] ?? '';
+    expect((await http().get('/status/panels').set('cookie', session).expect(200)).text).toContain(
+      'data-panel="webhooks"',
+    );
+    expect(setCookie(await http().post('/status/logout').expect(204))).toMatch(
+      /^bff_status_session=; Path=\/status; Max-Age=0; HttpOnly; SameSite=Strict; Secure$/,
+    );
   });
 });
