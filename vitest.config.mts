@@ -1,15 +1,5 @@
-import swc from 'unplugin-swc';
 import { defineConfig } from 'vitest/config';
-
-// SWC keeps the decorator metadata that Nest's DI needs (esbuild drops it).
-const swcPlugin = swc.vite({
-  module: { type: 'es6' },
-  jsc: {
-    target: 'es2023',
-    parser: { syntax: 'typescript', decorators: true },
-    transform: { legacyDecorator: true, decoratorMetadata: true },
-  },
-});
+import { swcPlugin } from './vitest.shared.mts';
 
 export default defineConfig({
   plugins: [swcPlugin],

@@ -1,6 +1,5 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { configClasses } from '../test/support/config-classes';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { declaredVariables } from './config/validate-env';
@@ -19,21 +18,6 @@ import { RETRIES_DOC_PATH } from './retries.cli';
 /** A variable whose name says it bounds a retry, lease, poll, wait or give-up. */
 const RETRY_LIKE =
   /RETRY|RETRIES|LEASE|POLL|INTERVAL|TIMEOUT|ATTEMPT|BACKOFF|GIVE_UP|DELAY|GRACE|WINDOW|TTL|JITTER|DEADLINE|TRIES/;
-
-/** Every exported config class of src/config/*.config.ts (a new class is picked up without touching this test). */
-async function configClasses(): Promise<[string, new () => object][]> {
-  const dir = resolve('src/config');
-  const classes: [string, new () => object][] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.config.ts'))) {
-    const exported = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
-    for (const value of Object.values(exported)) {
-      if (typeof value !== 'function' || !/^class\s/.test(Function.prototype.toString.call(value))) continue;
-      const cls = value as new () => object;
-      if (declaredVariables(cls).length > 0) classes.push([cls.name, cls]);
-    }
-  }
-  return classes;
-}
 
 /** The config object of the bundle that declares `name`. */
 function ownerOf(config: RetriesConfig, name: string): Record<string, unknown> {

@@ -1,23 +1,7 @@
-import { readdirSync, readFileSync } from 'node:fs';
-import { join, resolve } from 'node:path';
-import { pathToFileURL } from 'node:url';
+import { readFileSync } from 'node:fs';
+import { configClasses } from '../../test/support/config-classes';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { declaredVariables } from './validate-env';
-
-/** Every exported config class of src/config/*.config.ts (a new class is picked up without touching this test). */
-async function configClasses(): Promise<[string, new () => object][]> {
-  const dir = resolve('src/config');
-  const classes: [string, new () => object][] = [];
-  for (const file of readdirSync(dir).filter((f) => f.endsWith('.config.ts'))) {
-    const exported = (await import(pathToFileURL(join(dir, file)).href)) as Record<string, unknown>;
-    for (const value of Object.values(exported)) {
-      if (typeof value !== 'function' || !/^class\s/.test(Function.prototype.toString.call(value))) continue;
-      const cls = value as new () => object;
-      if (declaredVariables(cls).length > 0) classes.push([cls.name, cls]);
-    }
-  }
-  return classes;
-}
 
 /** The `## Environment` section of docs/DEPLOY.md: up to the next second-level heading. */
 function environmentSection(doc: string): string {

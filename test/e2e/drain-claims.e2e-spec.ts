@@ -5,6 +5,7 @@ import { SandboxProcess } from '../../bench/chaos/sandbox-process';
 import { replicaEnv } from '../../bench/chaos/service-env';
 import { ServiceReplica } from '../../bench/chaos/service-replica';
 import { generateApiKey } from '../../src/auth/api-key';
+import { fundedOrderBody } from '../support/checkout-helpers';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
 
@@ -67,20 +68,7 @@ describe('shutdown drain: no new background claims (e2e, two replicas)', () => {
   const auth = { authorization: `Bearer ${apiKey}` };
 
   /** A ticket of a fresh event listed at PRICE_MINOR, and the order body of a fresh, funded buyer for it. */
-  const orderBody = async () => {
-    const eventId = nextEvent++;
-    await sandbox.createEvent(eventId);
-    const listing = await sandbox.seedListing(eventId, 1n, `drain-seller-${eventId}`, PRICE_MINOR);
-    const buyer = `drain-buyer-${eventId}`;
-    await sandbox.fund(buyer, PRICE_MINOR * 2n);
-    return {
-      buyer_subject: buyer,
-      buyer_address: await sandbox.userAddress(buyer),
-      event_id: listing.event_id,
-      ticket_id: listing.ticket_id,
-      expected_price_minor: PRICE_MINOR.toString(),
-    };
-  };
+  const orderBody = () => fundedOrderBody(sandbox, nextEvent++, 'drain', PRICE_MINOR);
 
   const post = (url: string, key: string, body: unknown) =>
     fetch(`${url}/v1/orders`, {

@@ -5,6 +5,7 @@ import { replicaEnv } from '../../bench/chaos/service-env';
 import { ServiceReplica } from '../../bench/chaos/service-replica';
 import { generateApiKey } from '../../src/auth/api-key';
 import { RoundRobinProxy } from '../support/round-robin-proxy';
+import { fundedOrderBody } from '../support/checkout-helpers';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
 
@@ -90,20 +91,7 @@ describe('rolling restart of two replicas behind a balancer (e2e)', () => {
   });
 
   /** A ticket of a fresh event listed at PRICE_MINOR, and the order body of a fresh, funded buyer for it. */
-  const orderBody = async () => {
-    const eventId = nextEvent++;
-    await sandbox.createEvent(eventId);
-    const listing = await sandbox.seedListing(eventId, 1n, `rolling-seller-${eventId}`, PRICE_MINOR);
-    const buyer = `rolling-buyer-${eventId}`;
-    await sandbox.fund(buyer, PRICE_MINOR * 2n);
-    return {
-      buyer_subject: buyer,
-      buyer_address: await sandbox.userAddress(buyer),
-      event_id: listing.event_id,
-      ticket_id: listing.ticket_id,
-      expected_price_minor: PRICE_MINOR.toString(),
-    };
-  };
+  const orderBody = () => fundedOrderBody(sandbox, nextEvent++, 'rolling', PRICE_MINOR);
 
   /** One request through the balancer, its outcome recorded; the parsed body of a 2xx answer. */
   const send = async (

@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import type { SandboxProcess } from '../../bench/chaos/sandbox-process';
 import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
 import { CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
 import type { SandboxHandle } from '../../src/sandbox/sandbox.server';
@@ -203,4 +204,36 @@ export function untilOwnedBy(
     timeoutMs,
     20,
   );
+}
+
+/** The body of `POST /v1/orders`. */
+export interface PurchaseRequest {
+  buyer_subject: string;
+  buyer_address: string;
+  event_id: string;
+  ticket_id: string;
+  expected_price_minor: string;
+}
+
+/**
+ * For tests against a sandbox process: a ticket of the fresh event `eventId` listed at `priceMinor`, and the
+ * order body of a fresh buyer funded for it (`tag` names the seller and buyer subjects).
+ */
+export async function fundedOrderBody(
+  sandbox: SandboxProcess,
+  eventId: bigint,
+  tag: string,
+  priceMinor: bigint,
+): Promise<PurchaseRequest> {
+  await sandbox.createEvent(eventId);
+  const listing = await sandbox.seedListing(eventId, 1n, `${tag}-seller-${eventId}`, priceMinor);
+  const buyer = `${tag}-buyer-${eventId}`;
+  await sandbox.fund(buyer, priceMinor * 2n);
+  return {
+    buyer_subject: buyer,
+    buyer_address: await sandbox.userAddress(buyer),
+    event_id: listing.event_id,
+    ticket_id: listing.ticket_id,
+    expected_price_minor: priceMinor.toString(),
+  };
 }
