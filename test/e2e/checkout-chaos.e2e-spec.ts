@@ -86,8 +86,11 @@ describe('Checkout chaos, CI size (e2e: two replicas, faults, kill -9, PostgreSQ
       feedNotReceived: 0,
       pendingAtEnd: 0,
     });
-    expect(report.webhooks.events).toBeGreaterThanOrEqual(3 * 60);
-    expect(report.webhooks.feedOrderEvents).toBeGreaterThanOrEqual(3 * 60);
+    // At least order.created and the final event per order: an order rejected at its revalidation (or whose
+    // steps commit together) has no order.state_changed in between, so 3 per order is not a floor (a CI run
+    // saw 178 of 60 orders). Completeness is asserted above (every final announced, receiver = feed).
+    expect(report.webhooks.events).toBeGreaterThanOrEqual(2 * 60);
+    expect(report.webhooks.feedOrderEvents).toBeGreaterThanOrEqual(2 * 60);
   }, 300_000);
 });
 
