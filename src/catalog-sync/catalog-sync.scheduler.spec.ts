@@ -2,7 +2,7 @@ import { Logger } from '@nestjs/common';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SyncConfig } from '../config/sync.config';
 import type { DurableWorkService } from '../durable-work/durable-work.service';
-import { WorkerLoop, type LoopSpec } from '../durable-work/worker-loop';
+import { periodicLoop, WorkerLoop, type PeriodicSpec } from '../durable-work/worker-loop';
 import { CatalogSyncScheduler } from './catalog-sync.scheduler';
 import type { CatalogSyncService } from './catalog-sync.service';
 
@@ -31,7 +31,7 @@ function fakeSync() {
 }
 
 const work = {
-  loop: <T>(spec: LoopSpec<T>) => new WorkerLoop(spec, new Logger('test')),
+  periodic: (spec: PeriodicSpec) => new WorkerLoop(periodicLoop(spec), new Logger('test')),
 } as unknown as DurableWorkService;
 
 function config(overrides: Partial<SyncConfig>): SyncConfig {

@@ -59,21 +59,18 @@ export class CatalogSyncScheduler implements OnApplicationBootstrap, BeforeAppli
    */
   private loop(job: Job, firstDelayMs: number, firstTrigger: 'startup' | 'schedule'): WorkerLoop<never> {
     let trigger = firstTrigger;
-    return this.work.loop<never>({
+    return this.work.periodic({
       name: `catalog-sync:${job}`,
       intervalMs: this.interval(job),
       nextDelayMs: () => this.delay(job),
       firstDelayMs,
-      concurrency: 1,
-      claim: async (_room, stopping) => {
+      run: async (stopping) => {
         // The block stops the loop at shutdown: the pass run inside this claim is cancelled, not waited out.
         const cancel = (): void => void this.sync.cancelPasses();
         stopping.addEventListener('abort', cancel, { once: true });
         await this.run(job, trigger).finally(() => stopping.removeEventListener('abort', cancel));
         trigger = 'schedule';
-        return [];
       },
-      work: async () => undefined,
     });
   }
 

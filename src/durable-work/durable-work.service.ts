@@ -5,7 +5,7 @@ import { LeaseQueue, type QueueSpec } from './lease-queue';
 import { fenced, type Fence } from './lease.sql';
 import { NamedLeaseRepository, type Sql } from './named-lease.repository';
 import { WorkIdentity } from './work-identity';
-import { WorkerLoop, type LoopSpec } from './worker-loop';
+import { periodicLoop, WorkerLoop, type LoopSpec, type PeriodicSpec } from './worker-loop';
 
 /**
  * The durable-work block (docs/durable-work.md): the only lease, claim, backoff and worker-loop code. Features
@@ -73,6 +73,11 @@ export class DurableWorkService implements OnApplicationBootstrap, OnModuleDestr
     if (this.claimsStopped) loop.stopClaiming();
     this.loops.push(loop);
     return loop;
+  }
+
+  /** A loop whose pass is `spec.run` and claims no items (worker-loop.ts `periodicLoop`). */
+  periodic(spec: PeriodicSpec): WorkerLoop<never> {
+    return this.loop(periodicLoop(spec));
   }
 
   /**

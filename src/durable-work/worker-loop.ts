@@ -25,6 +25,41 @@ export interface LoopSpec<T> {
 }
 
 /**
+ * A loop with no items: `run` is the pass itself (a heartbeat, a recorder, a scheduled sync or prune), awaited
+ * before the next pause. `stopping` aborts when the loop is being stopped.
+ */
+export interface PeriodicSpec extends Omit<LoopSpec<never>, 'concurrency' | 'claim' | 'work'> {
+  run: (stopping: AbortSignal) => Promise<void>;
+}
+
+/** The loop spec of a periodic pass: it runs inside `claim` and claims nothing. */
+export function periodicLoop({ run, ...spec }: PeriodicSpec): LoopSpec<never> {
+  return {
+    ...spec,
+    concurrency: 1,
+    claim: async (_room, stopping) => {
+      await run(stopping);
+      return [];
+    },
+    work: async () => undefined,
+  };
+}
+
+/**
+ * A gate that opens at most once per `intervalMs` (monotonic clock): for the warning a failing periodic task
+ * would otherwise repeat every tick.
+ */
+export function logGate(intervalMs: number): () => boolean {
+  let openedAt = -Infinity;
+  return () => {
+    const now = performance.now();
+    if (now - openedAt < intervalMs) return false;
+    openedAt = now;
+    return true;
+  };
+}
+
+/**
  * The one worker loop of background work (orders, ledger transactions): every `intervalMs` after the previous
  * pass ended, claim up to the room left under `concurrency` and start working each item without awaiting it,
  * so a long item (an order being tracked) never holds up the next pass. All of it runs as background work
@@ -38,7 +73,7 @@ export class WorkerLoop<T> {
   private stopped = false;
   private claimsStopped = false;
   private readonly inFlight = new Set<Promise<void>>();
-  private unavailableLoggedAt = -Infinity;
+  private readonly unavailableLogGate = logGate(UNAVAILABLE_LOG_EVERY_MS);
   private stopping = new AbortController();
 
   constructor(
@@ -126,9 +161,7 @@ export class WorkerLoop<T> {
       this.logger.warn({ err: error, loop: this.spec.name }, 'durable work pass failed');
       return;
     }
-    const now = performance.now();
-    if (now - this.unavailableLoggedAt < UNAVAILABLE_LOG_EVERY_MS) return;
-    this.unavailableLoggedAt = now;
+    if (!this.unavailableLogGate()) return;
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn({ loop: this.spec.name, reason }, 'durable work paused: database unavailable');
   }

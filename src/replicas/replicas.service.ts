@@ -4,7 +4,7 @@ import { SERVICE_VERSION } from '../common/service-version';
 import { AppConfig } from '../config/app.config';
 import { inBackground } from '../database/pool-gate';
 import { DurableWorkService } from '../durable-work/durable-work.service';
-import type { WorkerLoop } from '../durable-work/worker-loop';
+import { logGate, type WorkerLoop } from '../durable-work/worker-loop';
 import { UpstreamClient } from '../upstream/upstream.client';
 import type { OwnThrottle } from '../upstream/upstream.types';
 import { budgetShare, readHeartbeat } from './replica-budget';
@@ -32,7 +32,7 @@ export class ReplicasService implements OnApplicationBootstrap, OnModuleDestroy 
   private readonly loop: WorkerLoop<never>;
   private readonly unsubscribe: () => void;
   private liveCount = 1;
-  private failureLoggedAt = -Infinity;
+  private readonly failureLogGate = logGate(FAILURE_LOG_EVERY_MS);
   private pending: OwnThrottle | null = null;
   private publishing: Promise<void> | null = null;
 
@@ -43,15 +43,10 @@ export class ReplicasService implements OnApplicationBootstrap, OnModuleDestroy 
     private readonly config: AppConfig,
     private readonly metrics: ReplicasMetrics,
   ) {
-    this.loop = durableWork.loop<never>({
+    this.loop = durableWork.periodic({
       name: 'replica-heartbeat',
       intervalMs: config.REPLICA_HEARTBEAT_MS,
-      concurrency: 1,
-      claim: async () => {
-        await this.beat();
-        return [];
-      },
-      work: () => Promise.resolve(),
+      run: () => this.beat(),
     });
     this.unsubscribe = upstream.onThrottled((throttle) => this.publish(throttle));
   }
@@ -142,9 +137,7 @@ export class ReplicasService implements OnApplicationBootstrap, OnModuleDestroy 
 
   private failed(error: unknown, what: 'heartbeat' | 'publish' | 'stop'): void {
     this.metrics.heartbeatFailures.inc();
-    const now = performance.now();
-    if (now - this.failureLoggedAt < FAILURE_LOG_EVERY_MS) return;
-    this.failureLoggedAt = now;
+    if (!this.failureLogGate()) return;
     const reason = error instanceof Error ? error.message : String(error);
     this.logger.warn({ what, reason, live: this.liveCount }, 'replica heartbeat failed; last budgets kept');
   }

@@ -23,17 +23,13 @@ export class OutboxPruner {
     private readonly config: WebhooksConfig,
     work: DurableWorkService,
   ) {
-    this.loop = work.loop<never>({
+    this.loop = work.periodic({
       name: 'webhooks:prune',
       enabled: config.WEBHOOKS_WORKER_ENABLED,
       intervalMs: config.WEBHOOKS_PRUNE_INTERVAL_MS,
-      concurrency: 1,
-      // The pass runs inside `claim` (like the sync scheduler's): nothing to hand to `work`.
-      claim: async (_room, stopping) => {
+      run: async (stopping) => {
         await this.prune(stopping);
-        return [];
       },
-      work: async () => undefined,
     });
   }
 
