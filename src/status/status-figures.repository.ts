@@ -1,5 +1,7 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { DatabaseClock } from '../database/database-clock';
+import { MINUTE_MS, orderFigures, type MinuteFigures } from './status.aggregation';
 
 export interface PassRow {
   id: string;
@@ -71,12 +73,14 @@ const ms = (column: string): string => `(extract(epoch FROM ${column}) * 1000)::
  */
 @Injectable()
 export class StatusFiguresRepository {
-  constructor(private readonly dataSource: DataSource) {}
+  constructor(
+    private readonly dataSource: DataSource,
+    private readonly clock: DatabaseClock,
+  ) {}
 
-  /** The database clock (epoch ms): the page's "now", as every stamp it compares with. */
-  async now(): Promise<number> {
-    const [row] = await this.dataSource.query<{ now: number }[]>(`SELECT ${ms('now()')} AS now`);
-    return row?.now ?? Date.now();
+  /** The database clock (epoch ms; `DatabaseClock`, no round trip): the page's "now", as every stamp it compares with. */
+  now(): Promise<number> {
+    return Promise.resolve(this.clock.nowMs());
   }
 
   /** The latest pass of each full resource, whatever its outcome. */
@@ -250,4 +254,17 @@ export class StatusFiguresRepository {
       stopped: r.stopped,
     }));
   }
+}
+
+/**
+ * One minute's order figures, read from `orders` (counts uncapped, the durations' sample) — what the recorder
+ * stores for a settled minute and what the report computes live for the minutes not stored yet.
+ */
+export async function minuteOrderFigures(
+  figures: Pick<StatusFiguresRepository, 'finalCounts' | 'finalDurations'>,
+  minute: number,
+): Promise<MinuteFigures> {
+  const counts = await figures.finalCounts(minute, minute + MINUTE_MS);
+  const durations = await figures.finalDurations(minute, minute + MINUTE_MS);
+  return orderFigures(minute, counts, durations);
 }

@@ -7,6 +7,7 @@ import { StatusPageController } from './status-page.controller';
 import { StatusRecorder } from './status.recorder';
 import { StatusSampleRepository } from './status-sample.repository';
 import { StatusService } from './status.service';
+import { DatabaseClock } from '../database/database-clock';
 
 /**
  * The operator status page and its JSON twin (docs/status.md): `GET /status` (HTML, hand-written SVG plots,
@@ -34,6 +35,7 @@ export class StatusModule {
         StatusRecorder,
         StatusSampleRepository,
         StatusFiguresRepository,
+        DatabaseClock,
       ],
       exports: [StatusService],
     };

@@ -2,17 +2,10 @@ import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import type { Counter } from 'prom-client';
 import { AppConfig } from '../config/app.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
-import type { WorkerLoop } from '../durable-work/worker-loop';
+import { logGate, type WorkerLoop } from '../durable-work/worker-loop';
 import { MetricsService } from '../metrics/metrics.service';
-import {
-  MINUTE_MS,
-  ORDERS_RECORDED,
-  minuteOf,
-  orderFigures,
-  retentionCutoff,
-  upstreamDeltas,
-} from './status.aggregation';
-import { StatusFiguresRepository } from './status-figures.repository';
+import { MINUTE_MS, ORDERS_RECORDED, minuteOf, retentionCutoff, upstreamDeltas } from './status.aggregation';
+import { minuteOrderFigures, StatusFiguresRepository } from './status-figures.repository';
 import { StatusSampleRepository } from './status-sample.repository';
 
 /** Past minutes a recorder fills in when their figures are missing (after a restart, a failed tick). */
@@ -34,7 +27,7 @@ export class StatusRecorder implements OnModuleDestroy {
   private readonly logger = new Logger('StatusRecorder');
   private readonly loop: WorkerLoop<never>;
   private lastTotals = new Map<string, number>();
-  private failureLoggedAt = -Infinity;
+  private readonly failureLogGate = logGate(FAILURE_LOG_EVERY_MS);
 
   constructor(
     private readonly samples: StatusSampleRepository,
@@ -43,15 +36,10 @@ export class StatusRecorder implements OnModuleDestroy {
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
   ) {
-    this.loop = durableWork.loop<never>({
+    this.loop = durableWork.periodic({
       name: 'status-recorder',
       intervalMs: config.STATUS_RECORD_INTERVAL_MS,
-      concurrency: 1,
-      claim: async () => {
-        await this.tick();
-        return [];
-      },
-      work: () => Promise.resolve(),
+      run: () => this.tick(),
     });
   }
 
@@ -63,9 +51,7 @@ export class StatusRecorder implements OnModuleDestroy {
       await this.recordOrderMinutes(now);
       await this.samples.prune(retentionCutoff(now, this.config.STATUS_RETENTION_HOURS));
     } catch (error) {
-      const at = performance.now();
-      if (at - this.failureLoggedAt < FAILURE_LOG_EVERY_MS) return;
-      this.failureLoggedAt = at;
+      if (!this.failureLogGate()) return;
       const reason = error instanceof Error ? error.message : String(error);
       this.logger.warn({ reason }, 'status samples not recorded; the next tick retries');
     }
@@ -103,9 +89,7 @@ export class StatusRecorder implements OnModuleDestroy {
     const recorded = await this.samples.recordedMinutes(ORDERS_RECORDED, first);
     for (let minute = first; minute <= last; minute += MINUTE_MS) {
       if (recorded.has(minute)) continue;
-      const counts = await this.figures.finalCounts(minute, minute + MINUTE_MS);
-      const durations = await this.figures.finalDurations(minute, minute + MINUTE_MS);
-      const { marker, figures } = orderFigures(minute, counts, durations);
+      const { marker, figures } = await minuteOrderFigures(this.figures, minute);
       await this.samples.writeOnce(marker, figures);
     }
   }

@@ -10,11 +10,10 @@ import {
   classifySyncFailure,
   minuteOf,
   minuteSeries,
-  orderFigures,
   perSecond,
   type MinuteSample,
 } from './status.aggregation';
-import { StatusFiguresRepository, type PassRow } from './status-figures.repository';
+import { minuteOrderFigures, StatusFiguresRepository, type PassRow } from './status-figures.repository';
 import type { ReportSeries, StatusReport, SyncResourceReport } from './status.report';
 import { StatusSampleRepository, type StoredSample } from './status-sample.repository';
 
@@ -161,9 +160,7 @@ export class StatusService {
     const liveMinutes = [current - MINUTE_MS, current].filter((m) => !recorded.has(m));
     const live: StoredSample[] = [];
     for (const minute of liveMinutes) {
-      const counts = await this.figures.finalCounts(minute, minute + MINUTE_MS);
-      const durations = await this.figures.finalDurations(minute, minute + MINUTE_MS);
-      const { marker, figures } = orderFigures(minute, counts, durations);
+      const { marker, figures } = await minuteOrderFigures(this.figures, minute);
       live.push(marker, ...figures);
     }
     const all = [...stored.filter((s) => !liveMinutes.includes(s.minute)), ...live];

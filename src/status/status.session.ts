@@ -28,7 +28,7 @@ export function verifySession(secret: string, token: string, nowMs: number): { c
   const expected = mac(secret, payload);
   if (given.length !== expected.length || !timingSafeEqual(given, expected)) return null;
   // Re-encoding must give the same text: base64url has no second spelling of a signed payload.
-  if (b64(Buffer.from(token.slice(dot + 1), 'base64url')) !== token.slice(dot + 1)) return null;
+  if (b64(given) !== token.slice(dot + 1)) return null;
   let parsed: unknown;
   try {
     parsed = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8'));

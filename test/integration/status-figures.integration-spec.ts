@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MINUTE_MS, minuteOf } from '../../src/status/status.aggregation';
 import { StatusFiguresRepository } from '../../src/status/status-figures.repository';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
+import { DatabaseClock } from '../../src/database/database-clock';
 
 describe(StatusFiguresRepository.name, () => {
   let db: TestDataSource;
@@ -14,7 +15,7 @@ describe(StatusFiguresRepository.name, () => {
   beforeAll(async () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 2 });
     dataSource = db.dataSource;
-    sut = new StatusFiguresRepository(dataSource);
+    sut = new StatusFiguresRepository(dataSource, new DatabaseClock(dataSource));
     clientId = await insertTestClient(dataSource, 'admin');
     // Orders of another client: their events reach none of the endpoints the backlog test makes.
     const [buyer] = await dataSource.query<{ id: string }[]>(
