@@ -1,5 +1,6 @@
 import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { DataSource } from 'typeorm';
+import type { OrderBody as ChaosOrderBody } from '../../bench/chaos/orders-client';
 import type { SandboxProcess } from '../../bench/chaos/sandbox-process';
 import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
 import { CheckoutIntegrator } from '../../src/checkout/checkout.integrator';
@@ -206,14 +207,8 @@ export function untilOwnedBy(
   );
 }
 
-/** The body of `POST /v1/orders`. */
-export interface PurchaseRequest {
-  buyer_subject: string;
-  buyer_address: string;
-  event_id: string;
-  ticket_id: string;
-  expected_price_minor: string;
-}
+/** The body of `POST /v1/orders` (the chaos harness's type). */
+export type PurchaseRequest = ChaosOrderBody;
 
 /**
  * For tests against a sandbox process: a ticket of the fresh event `eventId` listed at `priceMinor`, and the
