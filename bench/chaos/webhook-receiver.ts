@@ -1,8 +1,37 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
+import { createServer, type IncomingHttpHeaders, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { seededRandom } from './orders-client';
 import type { ReceivedEvent } from './webhook-audit';
+
+/** A loopback HTTP server handing each request's headers and whole body to `handle`; its `url` ends in `/hooks`. */
+export interface HookServer {
+  readonly port: number;
+  readonly url: string;
+  /** Drops every connection and stops listening. */
+  close(): Promise<void>;
+}
+
+export type HookHandler = (headers: IncomingHttpHeaders, body: string, res: ServerResponse) => void;
+
+/** The server both webhook receivers stand on (this chaos one and test/support/webhook-receiver.ts). */
+export async function startHookServer(handle: HookHandler): Promise<HookServer> {
+  const server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => handle(req.headers, Buffer.concat(chunks).toString('utf8'), res));
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as AddressInfo).port;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}/hooks`,
+    close: async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
 
 export interface ReceiverOptions {
   /** Seeds which deliveries get a 500 or a slow answer. */
@@ -57,8 +86,7 @@ export class ChaosWebhookReceiver {
   private readonly rng: () => number;
 
   private constructor(
-    private readonly server: Server,
-    readonly port: number,
+    private readonly hooks: HookServer,
     private readonly options: ReceiverOptions,
   ) {
     this.rng = seededRandom(`webhooks|${options.seed}`);
@@ -66,18 +94,17 @@ export class ChaosWebhookReceiver {
 
   static async start(options: ReceiverOptions): Promise<ChaosWebhookReceiver> {
     let receiver: ChaosWebhookReceiver | null = null;
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => receiver?.handle(req.headers, Buffer.concat(chunks).toString('utf8'), res));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    receiver = new ChaosWebhookReceiver(server, (server.address() as AddressInfo).port, options);
+    const hooks = await startHookServer((headers, body, res) => receiver?.handle(headers, body, res));
+    receiver = new ChaosWebhookReceiver(hooks, options);
     return receiver;
   }
 
+  get port(): number {
+    return this.hooks.port;
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}/hooks`;
+    return this.hooks.url;
   }
 
   /** The endpoint's secret (`whsec_…`, from the registration's answer); until then every request is refused. */
@@ -88,8 +115,7 @@ export class ChaosWebhookReceiver {
   async close(): Promise<void> {
     for (const timer of this.timers) clearTimeout(timer);
     this.timers.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.hooks.close();
   }
 
   private handle(headers: IncomingHttpHeaders, body: string, res: ServerResponse): void {

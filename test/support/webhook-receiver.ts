@@ -1,5 +1,5 @@
-import { createServer, type IncomingHttpHeaders, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
+import { startHookServer, type HookServer } from '../../bench/chaos/webhook-receiver';
 
 /** One request the receiver got. */
 export interface ReceivedWebhook {
@@ -21,25 +21,21 @@ export class WebhookReceiver {
   answer: (request: ReceivedWebhook, nth: number) => ReceiverAnswer = () => 200;
   private readonly held = new Set<ServerResponse>();
 
-  private constructor(
-    private readonly server: Server,
-    readonly port: number,
-  ) {}
+  private constructor(private readonly hooks: HookServer) {}
 
   static async start(): Promise<WebhookReceiver> {
     let receiver: WebhookReceiver | null = null;
-    const server = createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => receiver?.handle(req.headers, Buffer.concat(chunks).toString('utf8'), res));
-    });
-    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-    receiver = new WebhookReceiver(server, (server.address() as AddressInfo).port);
+    const hooks = await startHookServer((headers, body, res) => receiver?.handle(headers, body, res));
+    receiver = new WebhookReceiver(hooks);
     return receiver;
   }
 
+  get port(): number {
+    return this.hooks.port;
+  }
+
   get url(): string {
-    return `http://127.0.0.1:${this.port}/hooks`;
+    return this.hooks.url;
   }
 
   /** The webhook-ids received, in arrival order (duplicates kept). */
@@ -66,8 +62,7 @@ export class WebhookReceiver {
   async close(): Promise<void> {
     for (const res of this.held) res.destroy();
     this.held.clear();
-    this.server.closeAllConnections();
-    await new Promise<void>((resolve) => this.server.close(() => resolve()));
+    await this.hooks.close();
   }
 
   private handle(headers: IncomingHttpHeaders, body: string, res: ServerResponse): void {
