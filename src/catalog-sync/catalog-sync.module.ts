@@ -4,6 +4,7 @@ import { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from '../database/data-source';
 import { DatabaseClock } from '../database/database-clock';
+import { DatabaseClockModule } from '../database/database-clock.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
@@ -49,6 +50,7 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
  */
 @Module({
   imports: [
+    DatabaseClockModule,
     DurableWorkModule,
     TypeOrmModule.forFeature([
       EventEntity,
@@ -75,7 +77,6 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
       inject: [DurableWorkService],
     },
     { provide: SYNC_LOGGER, useFactory: nestSyncLogger },
-    DatabaseClock,
     {
       provide: SyncMetrics,
       useFactory: (clock: DatabaseClock, metrics?: MetricsService) =>

@@ -1,7 +1,7 @@
+import { DatabaseClockModule } from '../database/database-clock.module';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
-import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { PaginationModule } from '../common/pagination.module';
 import { TransactionsModule } from '../transactions/transactions.module';
@@ -27,6 +27,7 @@ import { OrderTracker } from './order.tracker';
 @Module({
   imports: [
     TypeOrmModule.forFeature([OrderEntity]),
+    DatabaseClockModule,
     DurableWorkModule,
     TransactionsModule,
     CatalogSyncModule,
@@ -44,7 +45,6 @@ import { OrderTracker } from './order.tracker';
     CheckoutIntegrator,
     CheckoutMetrics,
     CheckoutWorker,
-    DatabaseClock,
   ],
   exports: [CheckoutService],
 })

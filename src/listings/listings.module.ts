@@ -1,10 +1,10 @@
+import { DatabaseClockModule } from '../database/database-clock.module';
 import { Module } from '@nestjs/common';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { PaginationModule } from '../common/pagination.module';
 import { ListingsConfig } from '../config/listings.config';
 import { SyncConfig } from '../config/sync.config';
-import { DatabaseClock } from '../database/database-clock';
 import { TransactionsModule } from '../transactions/transactions.module';
 import { EVENT_REFRESHER } from './event-refresher';
 import { EventsController } from './events.controller';
@@ -23,7 +23,7 @@ import { SellingService } from './selling.service';
  * from AppConfigModule.
  */
 @Module({
-  imports: [TransactionsModule, CatalogSyncModule, PaginationModule],
+  imports: [TransactionsModule, CatalogSyncModule, DatabaseClockModule, PaginationModule],
   controllers: [SellingController, EventsController, ListingsController],
   providers: [
     SellingService,
@@ -38,7 +38,6 @@ import { SellingService } from './selling.service';
       inject: [ListingsConfig, SyncConfig],
     },
     ListingsService,
-    DatabaseClock,
   ],
   exports: [SellingService, ListingsService],
 })

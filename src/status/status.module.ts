@@ -1,3 +1,4 @@
+import { DatabaseClockModule } from '../database/database-clock.module';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { AdminStatusController } from './admin-status.controller';
@@ -7,7 +8,6 @@ import { StatusPageController } from './status-page.controller';
 import { StatusRecorder } from './status.recorder';
 import { StatusSampleRepository } from './status-sample.repository';
 import { StatusService } from './status.service';
-import { DatabaseClock } from '../database/database-clock';
 
 /**
  * The operator status page and its JSON twin (docs/status.md): `GET /status` (HTML, hand-written SVG plots,
@@ -25,7 +25,7 @@ export class StatusModule {
   static forRoot(options: { pageEnabled: boolean }): DynamicModule {
     return {
       module: StatusModule,
-      imports: [DurableWorkModule],
+      imports: [DatabaseClockModule, DurableWorkModule],
       controllers: options.pageEnabled
         ? [StatusPageController, AdminStatusController]
         : [AdminStatusController],
@@ -35,7 +35,6 @@ export class StatusModule {
         StatusRecorder,
         StatusSampleRepository,
         StatusFiguresRepository,
-        DatabaseClock,
       ],
       exports: [StatusService],
     };

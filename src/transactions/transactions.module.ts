@@ -1,6 +1,6 @@
+import { DatabaseClockModule } from '../database/database-clock.module';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DatabaseClock } from '../database/database-clock';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { LedgerTransactionEntity } from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
@@ -18,7 +18,7 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
  * loop and the backoff policy from DurableWorkModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([LedgerTransactionEntity]), DurableWorkModule],
+  imports: [TypeOrmModule.forFeature([LedgerTransactionEntity]), DatabaseClockModule, DurableWorkModule],
   controllers: [TransactionsController],
   providers: [
     TransactionsService,
@@ -28,7 +28,6 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
     TransactionsTrackerWork,
     TransactionsMetrics,
     TransactionsTracker,
-    DatabaseClock,
   ],
   exports: [TransactionsService],
 })
