@@ -57,6 +57,11 @@ function embeddedIpv4(address: string): string | null {
  * the connection then uses (WebhookSender pins it), so a DNS answer that changes after registration (rebinding)
  * is caught.
  */
+/** A URL's hostname without the brackets of an IPv6 literal (`[::1]` → `::1`); other names unchanged. */
+export function bareHost(host: string): string {
+  return host.replace(/^\[|\]$/g, '');
+}
+
 export class AddressPolicy {
   private readonly refused: BlockList[];
 
@@ -66,7 +71,7 @@ export class AddressPolicy {
 
   /** Why `address` (an IP literal) may not be a webhook's destination; null when it may. */
   refusal(address: string): string | null {
-    const bare = address.replace(/^\[|\]$/g, '').replace(/%.*$/, '');
+    const bare = bareHost(address).replace(/%.*$/, '');
     const family = isIP(bare);
     if (family === 0) return `${address} is not an IP address`;
     const v4 = family === 6 ? embeddedIpv4(bare) : null;

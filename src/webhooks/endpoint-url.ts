@@ -1,12 +1,12 @@
 import { isIP } from 'node:net';
-import type { AddressPolicy } from './address.policy';
+import { bareHost, type AddressPolicy } from './address.policy';
 
 export const MAX_URL_LENGTH = 2048;
 
 const LOOPBACK_NAMES = new Set(['localhost', 'localhost.']);
 
 function isLoopbackHost(host: string): boolean {
-  const bare = host.replace(/^\[|\]$/g, '');
+  const bare = bareHost(host);
   if (LOOPBACK_NAMES.has(bare.toLowerCase()) || bare.toLowerCase().endsWith('.localhost')) return true;
   if (isIP(bare) === 4) return bare.startsWith('127.');
   return bare === '::1';
@@ -34,7 +34,7 @@ export function endpointUrlProblems(raw: string, policy: AddressPolicy): string[
   } else if (url.protocol !== 'https:') problems.push('url must use https');
   if (url.username || url.password) problems.push('url must not contain credentials');
   if (url.hostname === '') problems.push('url must name a host');
-  const literal = url.hostname.replace(/^\[|\]$/g, '');
+  const literal = bareHost(url.hostname);
   if (isIP(literal) !== 0) {
     const refusal = policy.refusal(literal);
     if (refusal) problems.push(`url must not point to ${refusal.replace(/^\S+ is /, '')}`);

@@ -3,7 +3,7 @@ import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
 import { Injectable } from '@nestjs/common';
 import { WebhooksConfig } from '../config/webhooks.config';
-import { AddressPolicy } from './address.policy';
+import { AddressPolicy, bareHost } from './address.policy';
 import { HostResolver, type ResolvedAddress } from './host.resolver';
 
 /** Longest response excerpt kept in the delivery log. */
@@ -69,7 +69,7 @@ export class WebhookSender {
   }
 
   private async addressesOf(hostname: string, signal: AbortSignal): Promise<ResolvedAddress[]> {
-    const literal = hostname.replace(/^\[|\]$/g, '');
+    const literal = bareHost(hostname);
     const family = isIP(literal);
     if (family !== 0) return [{ address: literal, family: family === 6 ? 6 : 4 }];
     signal.throwIfAborted();
