@@ -8,6 +8,7 @@ import Fastify from 'fastify';
 import { Pool, type PoolClient } from 'pg';
 import pino from 'pino';
 import { SyncMetrics } from '../src/catalog-sync/catalog-sync.metrics';
+import { EventFreshnessRepository } from '../src/catalog-sync/event-freshness.repository';
 import { EventRepository } from '../src/catalog-sync/event.repository';
 import { ListingRepository } from '../src/catalog-sync/listing.repository';
 import { MirrorGenerationRepository } from '../src/catalog-sync/mirror-generation.repository';
@@ -130,6 +131,7 @@ async function syncPass(
     new SyncMetrics(),
     quiet,
     'bench',
+    new EventFreshnessRepository(),
   );
   const result = await runner.start({ resource: 'listings', scopeEventId: null, trigger: 'operator' });
   if (!result.started) throw new Error('lease busy');

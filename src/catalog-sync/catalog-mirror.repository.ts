@@ -254,15 +254,19 @@ export class CatalogMirrorRepository {
 
   /**
    * What every read answer depends on besides its rows, in one round trip: the mirror generation, the
-   * last completed full pass of each resource (its start is the page's `data_as_of`) and the protocol
-   * config (money formatting).
+   * last completed full pass of each resource (its start is the page's `data_as_of`), the protocol
+   * config (money formatting) and the events walked one by one since that listings pass (per-event
+   * `data_as_of`; a few hundred rows at most: the hot set).
    */
   async state(): Promise<MirrorStateRow> {
     const rows = await this.rows<MirrorStateRow>(
       `SELECT (SELECT generation::text FROM mirror_generation) AS generation, ${EPOCH} AS epoch,
         ${lastCompletedPass('events')} AS events_pass, ${lastCompletedPass('listings')} AS listings_pass,
         (SELECT json_build_object('decimals', stablecoin_decimals, 'mint', stablecoin_mint,
-           'fetched_at', fetched_at) FROM protocol_config) AS protocol`,
+           'fetched_at', fetched_at) FROM protocol_config) AS protocol,
+        (SELECT json_object_agg(f.event_id::text, f.data_as_of) FROM event_freshness f
+         WHERE f.data_as_of > coalesce((SELECT started_at FROM sync_passes WHERE resource = 'listings'
+           AND status = 'completed' ORDER BY finished_at DESC, id DESC LIMIT 1), '-infinity')) AS event_walks`,
       [],
     );
     const row = rows[0];

@@ -1,4 +1,4 @@
-import type { MirrorState, MirrorStateRow } from './catalog-mirror.types';
+import type { EventAsOf, MirrorState, MirrorStateRow } from './catalog-mirror.types';
 
 const date = (text: string | undefined): Date | null => (text === undefined ? null : new Date(text));
 
@@ -15,6 +15,13 @@ export function toMirrorState(row: MirrorStateRow): MirrorState {
   const generationKey = `${row.epoch}/${generation}`;
   const eventsAsOf = date(row.events_pass?.started_at);
   const listingsAsOf = date(row.listings_pass?.started_at);
+  const eventAsOf = new Map<string, EventAsOf>();
+  for (const [eventId, at] of Object.entries(row.event_walks ?? {})) {
+    const instant = new Date(at);
+    if (listingsAsOf === null || instant > listingsAsOf) {
+      eventAsOf.set(eventId, { ms: instant.getTime(), iso: instant.toISOString() });
+    }
+  }
   return {
     generation,
     generationKey,
@@ -23,6 +30,7 @@ export function toMirrorState(row: MirrorStateRow): MirrorState {
     eventsAsOfIso: eventsAsOf?.toISOString() ?? null,
     listingsAsOfIso: listingsAsOf?.toISOString() ?? null,
     protocol,
+    eventAsOf,
     version: [
       generationKey,
       row.events_pass?.id ?? '-',

@@ -73,6 +73,14 @@ export interface MirrorStateRow {
   events_pass: { id: string; started_at: string } | null;
   listings_pass: { id: string; started_at: string } | null;
   protocol: { decimals: number; mint: string | null; fetched_at: string } | null;
+  /** Events walked one by one since the last complete full listings pass: event id → that walk's start. */
+  event_walks: Record<string, string> | null;
+}
+
+/** One event's own listings `data_as_of` from a per-event walk newer than the last full pass. */
+export interface EventAsOf {
+  ms: number;
+  iso: string;
 }
 
 /** What a read answer depends on besides its own rows. */
@@ -87,7 +95,13 @@ export interface MirrorState {
   eventsAsOfIso: string | null;
   listingsAsOfIso: string | null;
   protocol: { stablecoinDecimals: number; stablecoinMint: string | null; fetchedAt: Date } | null;
-  /** Changes whenever anything above changes: part of every response-cache key. */
+  /**
+   * Per-event freshness (docs/read-api.md): the events whose newest complete walk started after the last
+   * complete full listings pass, with that start. Not in `version`: an event-scoped answer's cache key carries
+   * its own event's instant instead, so a walk moves only that event's answers on.
+   */
+  eventAsOf: ReadonlyMap<string, EventAsOf>;
+  /** Changes whenever anything above except eventAsOf changes: part of every response-cache key. */
   version: string;
 }
 

@@ -10,6 +10,13 @@ export class SyncMetrics {
   private readonly skipped: Counter<'resource'>;
   private readonly failures: Counter<'resource' | 'status'>;
   private readonly takeovers: Counter<'resource'>;
+  private readonly hotWalks: Counter<'status'>;
+  private readonly hotSkipped: Counter<'reason'>;
+  private readonly staleness: Histogram<'tier'>;
+  /** Events in this replica's latest view of the hot set. */
+  readonly hotEvents: Gauge;
+  /** Fraction of this replica's upstream rate the hot walks may use now (the rest is kept for full passes). */
+  readonly hotBudgetShare: Gauge;
   private readonly lastComplete = new Map<SyncResource, number>();
   /** Computed at scrape time from the last completed pass of each resource. */
   readonly lag: Gauge<'resource'>;
@@ -60,6 +67,35 @@ export class SyncMetrics {
       labelNames: ['resource'],
       registers,
     });
+    this.hotWalks = new Counter({
+      name: 'catalog_sync_hot_walks_total',
+      help: 'Per-event walks started by the hot-set scheduler on this replica, by final status (rate: walks per minute)',
+      labelNames: ['status'],
+      registers,
+    });
+    this.hotSkipped = new Counter({
+      name: 'catalog_sync_hot_walks_skipped_total',
+      help: 'Due hot walks not started: busy (another walk of the event runs), budget (upstream budget spent), concurrency',
+      labelNames: ['reason'],
+      registers,
+    });
+    this.hotEvents = new Gauge({
+      name: 'catalog_sync_hot_events',
+      help: 'Events in the hot set (read, with open orders, or starting soon) as this replica last read it',
+      registers,
+    });
+    this.hotBudgetShare = new Gauge({
+      name: 'catalog_sync_hot_budget_share',
+      help: "Fraction of this replica's upstream request rate the hot walks may use now",
+      registers,
+    });
+    this.staleness = new Histogram({
+      name: 'mirror_staleness_seconds',
+      help: 'Age of the data_as_of of event-scoped read answers, by tier (hot: the event is in the hot set)',
+      labelNames: ['tier'],
+      buckets: [0.5, 1, 2, 3, 5, 10, 30, 60, 120, 300, 600, 1800],
+      registers,
+    });
     const lastComplete = this.lastComplete;
     this.lag = new Gauge({
       name: 'catalog_sync_lag_seconds',
@@ -92,5 +128,17 @@ export class SyncMetrics {
 
   leaseTakeover(resource: SyncResource): void {
     this.takeovers.inc({ resource });
+  }
+
+  hotWalkFinished(status: string): void {
+    this.hotWalks.inc({ status });
+  }
+
+  hotWalkSkipped(reason: 'busy' | 'budget' | 'concurrency', count = 1): void {
+    if (count > 0) this.hotSkipped.inc({ reason }, count);
+  }
+
+  servedStaleness(tier: 'hot' | 'cold', seconds: number): void {
+    this.staleness.observe({ tier }, Math.max(0, seconds));
   }
 }

@@ -17,6 +17,10 @@ import { CatalogSyncScheduler } from './catalog-sync.scheduler';
 import { CatalogSyncService } from './catalog-sync.service';
 import { EventEntity } from './event.entity';
 import { EventRepository } from './event.repository';
+import { EventDemandRepository } from './event-demand.repository';
+import { EventFreshnessRepository } from './event-freshness.repository';
+import { HotSet } from './hot-set';
+import { HotWalkScheduler } from './hot-walk.scheduler';
 import { ListingEntity } from './listing.entity';
 import { ListingRepository } from './listing.repository';
 import { MirrorGenerationEntity } from './mirror-generation.entity';
@@ -66,6 +70,7 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
     { provide: SyncPassRepository, ...onPool((pool) => new SyncPassRepository(pool)) },
     { provide: MirrorGenerationRepository, ...onPool((pool) => new MirrorGenerationRepository(pool)) },
     { provide: ProtocolConfigRepository, ...onPool((pool) => new ProtocolConfigRepository(pool)) },
+    { provide: EventDemandRepository, ...onPool((pool) => new EventDemandRepository(pool)) },
     {
       provide: NamedLeaseRepository,
       useFactory: (work: DurableWorkService, pool: Pool) => work.namedLeases(pool, SYNC_LEASE_QUEUE),
@@ -84,7 +89,10 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
       inject: [DatabaseClock, { token: MetricsService, optional: true }],
     },
     EventRepository,
+    EventFreshnessRepository,
     ListingRepository,
+    HotSet,
+    HotWalkScheduler,
     ProtocolConfigCache,
     SyncStatus,
     SyncPassRunner,

@@ -15,6 +15,30 @@ import {
   type SyncReadiness,
 } from './sync-pass.status';
 import { ProtocolConfigCache, type ProtocolConfigView } from './protocol-config.cache';
+import { HotSet } from './hot-set';
+
+/** How often a walk of an event running on another replica is looked up while a caller waits for it. */
+const REMOTE_WALK_POLL_MS = 100;
+/** A walk that cannot be started or joined (its lease changing hands) is tried this many times. */
+const WALK_START_TRIES = 20;
+
+export interface WalkEventOptions {
+  /** Rejects (WalkTimeoutError) after this long; the walk itself goes on for whoever else waits for it. */
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** The pass's trigger when this call starts the walk (default `fresh`). */
+  trigger?: 'fresh' | 'hot' | 'refresh';
+}
+
+/** walkEvent gave up waiting (timeout or abort); the walk may still complete. */
+export class WalkTimeoutError extends Error {
+  constructor(message = 'the walk of the event did not complete in time') {
+    super(message);
+    this.name = 'WalkTimeoutError';
+  }
+}
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms).unref());
 
 export interface StartedPass {
   resource: SyncResource;
@@ -31,7 +55,12 @@ export interface StartedPass {
  */
 @Injectable()
 export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdown {
-  private readonly running = new Map<string, { cancel: () => void; done: Promise<SyncPassRecord> }>();
+  private readonly running = new Map<
+    string,
+    { resource: SyncResource; cancel: () => void; done: Promise<SyncPassRecord> }
+  >();
+  /** walkEvent calls on this replica, per event: concurrent callers share one walk. */
+  private readonly walks = new Map<string, Promise<SyncPassSummary>>();
   /** Starts between the shutdown check and the pass being registered in `running`. */
   private readonly starting = new Set<Promise<unknown>>();
   private shuttingDown = false;
@@ -45,6 +74,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     private readonly syncStatus: SyncStatus,
     private readonly metrics: SyncMetrics,
     @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
+    private readonly hotSet: HotSet,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -107,7 +137,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
         void this.syncStatus.refreshLag().catch(() => undefined);
       });
       done.catch(() => undefined);
-      this.running.set(id, { cancel: result.cancel, done });
+      this.running.set(id, { resource, cancel: result.cancel, done });
       // Shutdown began while the pass was being started: it is cancelled like the ones already running.
       if (this.shuttingDown) result.cancel();
       return { passId: id, done };
@@ -158,6 +188,97 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     const started = await this.start('event_listings', eventId, 'refresh');
     if (started.alreadyRunning || !started.done) throw new SyncPassRunningError(started.passId);
     return summary(await started.done);
+  }
+
+  /**
+   * One complete walk of an event's active listings (docs/catalog-sync.md "Live catalog"): single-flight per
+   * event across replicas (the event's lease), and concurrent callers coalesce onto the running walk — on this
+   * replica through one shared promise, on another replica by waiting for its pass to end. Resolves with the
+   * finished pass (completed, failed or cancelled); rejects with WalkTimeoutError on timeout or abort.
+   */
+  walkEvent(eventId: bigint, options: WalkEventOptions = {}): Promise<SyncPassSummary> {
+    const key = eventId.toString();
+    let walk = this.walks.get(key);
+    if (!walk) {
+      walk = this.walkOnce(eventId, options.trigger ?? 'fresh');
+      this.walks.set(key, walk);
+      const shared = walk;
+      void shared.finally(() => this.walks.delete(key)).catch(() => undefined);
+    }
+    return this.within(walk, options);
+  }
+
+  private async walkOnce(eventId: bigint, trigger: PassPlan['trigger']): Promise<SyncPassSummary> {
+    for (let attempt = 0; attempt < WALK_START_TRIES; attempt++) {
+      const started = await this.start('event_listings', eventId, trigger);
+      if (started.done) return summary(await started.done);
+      // Running elsewhere (or on this replica, started by refreshEvent or the scheduler): wait for its end.
+      if (started.passId !== null) {
+        const finished = await this.waitForPass(started.passId);
+        if (finished) return summary(finished);
+      }
+      // The lease was taken but its pass not attached yet, or the pass row vanished: try again shortly.
+      await sleep(REMOTE_WALK_POLL_MS);
+    }
+    throw new WalkTimeoutError('could neither start nor join a walk of the event');
+  }
+
+  /** The pass once it is no longer running (bounded by a few lease lifetimes); null when it cannot be read. */
+  private async waitForPass(passId: string): Promise<SyncPassRecord | null> {
+    const local = this.running.get(passId);
+    if (local) return local.done;
+    for (let i = 0; i < 3000; i++) {
+      const pass = await this.passes.get(passId);
+      if (!pass) return null;
+      if (pass.status !== 'running') return pass;
+      await sleep(REMOTE_WALK_POLL_MS);
+      // A dead holder's pass stays `running` until reaped: reaping here ends the wait after its lease expiry.
+      if (i % 10 === 9) await this.reapAbandoned().catch(() => undefined);
+    }
+    return null;
+  }
+
+  private within<T>(work: Promise<T>, { timeoutMs, signal }: WalkEventOptions): Promise<T> {
+    if (timeoutMs === undefined && signal === undefined) return work;
+    return new Promise<T>((resolve, reject) => {
+      const timer =
+        timeoutMs === undefined
+          ? undefined
+          : setTimeout(() => finish(() => reject(new WalkTimeoutError())), timeoutMs);
+      const onAbort = (): void => finish(() => reject(new WalkTimeoutError('the walk was aborted')));
+      const finish = (settle: () => void): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        settle();
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      work.then(
+        (value) => finish(() => resolve(value)),
+        (error: unknown) => finish(() => reject(error)),
+      );
+    });
+  }
+
+  /** Counts a read or an order drive of an event for the hot set (synchronous, O(1), in memory). */
+  noteDemand(eventId: bigint, reason: 'read' | 'order'): void {
+    this.hotSet.note(eventId, reason);
+  }
+
+  /** Whether this replica's latest view of the hot set has the event. */
+  isHot(eventId: bigint | string): boolean {
+    return this.hotSet.has(eventId);
+  }
+
+  /** The read path's `mirror_staleness_seconds{tier}`: the age of an event-scoped answer's data_as_of. */
+  observeServedAge(eventId: string, ageSeconds: number): void {
+    this.metrics.servedStaleness(this.hotSet.has(eventId) ? 'hot' : 'cold', ageSeconds);
+  }
+
+  /** Whether a full pass (events or listings) runs on this replica now (hot walks then leave it its share). */
+  fullPassRunning(): boolean {
+    for (const run of this.running.values()) if (run.resource !== 'event_listings') return true;
+    return false;
   }
 
   async pass(id: string): Promise<SyncPassSummary> {

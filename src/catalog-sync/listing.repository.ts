@@ -146,6 +146,9 @@ export class ListingRepository {
    * The sweep of a COMPLETED pass: active rows of its scope (all listings, or one event's) that it did not
    * see (not in its seen table, not written by it), that nothing observed since the pass started, and that no
    * item of the pass with a null identifier could be (`hold`) are marked removed. Returns how many.
+   * A full pass leaves the events that a per-event walk started after it has completed or is running: that
+   * walk is the newer observation of the event, and may have seen a row unchanged (an unchanged row is not
+   * written, so its `observed_at` does not say so).
    */
   async sweep(
     db: Sql,
@@ -161,6 +164,10 @@ export class ListingRepository {
        WHERE l.removed_at IS NULL AND l.observed_at < $1 AND ($3::numeric IS NULL OR l.event_id = $3)
          AND l.last_seen_pass IS DISTINCT FROM $2
          AND l.event_id <> ALL($4::numeric[]) AND l.ticket_id <> ALL($5::numeric[])
+         AND ($3::numeric IS NOT NULL OR l.event_id NOT IN (
+           SELECT f.event_id FROM event_freshness f WHERE f.data_as_of > $1
+           UNION ALL SELECT p.scope_event_id FROM sync_passes p
+           WHERE p.resource = 'event_listings' AND p.status = 'running' AND p.started_at > $1))
          AND NOT EXISTS (
            SELECT 1 FROM sync_seen_listings s WHERE s.event_id = l.event_id AND s.ticket_id = l.ticket_id)`,
       [passStartedAt, passId, scopeEventId?.toString() ?? null, [...hold.events], [...hold.tickets]],

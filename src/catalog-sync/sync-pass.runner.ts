@@ -12,6 +12,7 @@ import { PassCancelledError } from './catalog-sync.errors';
 import { eventKey, listingKey, mapEvent, mapListing, mapPage, type SkipReason } from './catalog-sync.mapper';
 import { SyncMetrics } from './catalog-sync.metrics';
 import { EventBatch, EventRepository } from './event.repository';
+import { EventFreshnessRepository } from './event-freshness.repository';
 import { ListingBatch, ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository } from './mirror-generation.repository';
 import type { Sql } from './sql';
@@ -24,7 +25,8 @@ export interface PassPlan {
   resource: SyncResource;
   /** Only for `event_listings` (an event refresh). */
   scopeEventId: bigint | null;
-  trigger: 'startup' | 'schedule' | 'operator' | 'refresh';
+  /** `hot`: the hot-walk scheduler; `fresh`: a read with `fresh=true` (CatalogSyncService.walkEvent). */
+  trigger: 'startup' | 'schedule' | 'operator' | 'refresh' | 'hot' | 'fresh';
 }
 
 export interface SyncLogger {
@@ -115,6 +117,7 @@ export class SyncPassRunner {
     @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
     /** Identifies this process among replicas (DurableWorkService.instanceId). */
     @Inject(SYNC_HOLDER_ID) private readonly holderId: string,
+    private readonly freshness: EventFreshnessRepository,
   ) {}
 
   async start(plan: PassPlan): Promise<StartResult> {
@@ -393,6 +396,10 @@ export class SyncPassRunner {
           ? await this.events.sweep(client, pass.startedAt, pass.id, hold)
           : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId, hold);
         if (count > 0) await this.generation.bump(client);
+        // The event's own data_as_of (per-event freshness) commits with the walk that earned it.
+        if (plan.scopeEventId !== null) {
+          await this.freshness.record(client, plan.scopeEventId, pass.startedAt, pass.id, totals.pages);
+        }
         if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
           throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
         }

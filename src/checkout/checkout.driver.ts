@@ -1,3 +1,4 @@
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
 import { inBackground } from '../database/pool-gate';
 import { CheckoutConfig } from '../config/checkout.config';
@@ -54,6 +55,7 @@ export class CheckoutDriver implements OnModuleDestroy {
     private readonly config: CheckoutConfig,
     private readonly work: DurableWorkService,
     metrics: CheckoutMetrics,
+    private readonly catalog: CatalogSyncService,
   ) {
     this.instanceId = work.instanceId;
     armCrashPoints(config.CHECKOUT_CRASH_POINTS, config.crashPointsAllowed);
@@ -95,6 +97,8 @@ export class CheckoutDriver implements OnModuleDestroy {
 
   /** Runs steps of an order this replica holds until it waits, is final, or loses the lease; never throws. */
   drive(order: OrderEntity, revalidation?: Promise<PrefetchedRevalidation>): Promise<void> {
+    // An event with an open order is hot: its listings are walked every few seconds (docs/catalog-sync.md).
+    this.catalog.noteDemand(order.eventId, 'order');
     // Background work: its connections come out of the pool's background share (database/pool-gate.ts).
     const run = inBackground(() => this.run(order, revalidation));
     this.active.add(run);

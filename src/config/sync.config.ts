@@ -55,6 +55,36 @@ export class SyncConfig {
   /** Progress of a running pass is logged at most this often. */
   @EnvInt(100, 600_000)
   SYNC_PROGRESS_LOG_MS = 5000;
+
+  /**
+   * Live catalog (docs/catalog-sync.md): a hot event (read, ordered, starting soon) is walked again once its
+   * data is older than this.
+   */
+  @EnvInt(500, DAY_MS)
+  SYNC_HOT_TARGET_MS = 3000;
+
+  /** At most this many hot events (the most demanded first; events starting soon count as demanded). */
+  @EnvInt(1, 100_000)
+  SYNC_HOT_MAX_EVENTS = 200;
+
+  /** Hot walks running at once on this replica. */
+  @EnvInt(1, 64)
+  SYNC_HOT_CONCURRENCY = 4;
+
+  /** Demand (reads, orders) of an event halves every this long; an event read once stays hot about this long. */
+  @EnvInt(1000, DAY_MS)
+  SYNC_HOT_DEMAND_HALF_LIFE_MS = 30_000;
+
+  /** An event starting within this long is hot (0: starting soon does not make an event hot). */
+  @EnvInt(0, 30 * DAY_MS)
+  SYNC_HOT_STARTS_WITHIN_MS = 3_600_000;
+
+  /**
+   * Share of this replica's upstream rate kept for full passes while one runs here, in percent: hot walks are
+   * paced to the rest, so full passes (the cold tail and its removals) are never starved.
+   */
+  @EnvInt(5, 95)
+  SYNC_FULL_PASS_MIN_SHARE_PCT = 30;
 }
 
 /** Reads and validates the sync variables (throws ConfigValidationError naming every bad one). */

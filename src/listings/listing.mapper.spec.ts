@@ -53,6 +53,7 @@ const state = (listingsAsOf: Date | null): MirrorState => ({
   listingsAsOf,
   eventsAsOfIso: null,
   listingsAsOfIso: listingsAsOf?.toISOString() ?? null,
+  eventAsOf: new Map(),
   protocol: null,
   version: 'v',
 });

@@ -62,7 +62,12 @@ function lastSeen(rowLastSeen: string, passStartedAt: string | null): string {
   return passStartedAt === null ? rowLastSeen : laterIso(rowLastSeen, passStartedAt);
 }
 
-export function listingView(row: ListingRow, state: MirrorState): ListingView {
+/** `passAsOfIso`: the data_as_of of the answer (an event's own one on event-scoped answers). */
+export function listingView(
+  row: ListingRow,
+  state: MirrorState,
+  passAsOfIso: string | null = state.listingsAsOfIso,
+): ListingView {
   const seller = row.raw.seller;
   return {
     event_id: row.event_id,
@@ -71,7 +76,7 @@ export function listingView(row: ListingRow, state: MirrorState): ListingView {
     seller: typeof seller === 'string' ? seller : null,
     expires_at: row.expires_at,
     first_seen_at: row.first_seen_at,
-    last_seen_at: row.removed_at ? row.last_seen_at : lastSeen(row.last_seen_at, state.listingsAsOfIso),
+    last_seen_at: row.removed_at ? row.last_seen_at : lastSeen(row.last_seen_at, passAsOfIso),
     upstream_fields: row.raw,
   };
 }

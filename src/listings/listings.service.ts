@@ -1,5 +1,6 @@
 import { Inject, Injectable, type OnModuleDestroy, type OnModuleInit } from '@nestjs/common';
 import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import type { EventRow, ListingRow, ListingSort } from '../catalog-sync/catalog-mirror.types';
 import type { CursorBinding } from '../common/keyset-cursor';
 import { KeysetCursorCodec } from '../common/keyset-cursor';
@@ -67,6 +68,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     private readonly upstream: UpstreamClient,
     @Inject(READ_API_SETTINGS) private readonly settings: ReadApiSettings,
     private readonly clock: DatabaseClock,
+    private readonly sync: CatalogSyncService,
   ) {
     this.tracker = new MirrorStateTracker(mirror, settings.stateRefreshMs);
     // Freshness (`age`, `stale`) compares the database's sync stamps with the database's clock.
@@ -121,33 +123,63 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
   /** `GET /v1/events/{event_id}`: the event and its active listing count, lowest and highest ask. */
   async event(eventId: bigint): Promise<ReadAnswer> {
     const id = eventId.toString();
-    const answer = await this.answers.answer(JSON.stringify(['event', id]), async (context) => {
-      const row = await this.requireEvent(id);
-      const summary = await this.mirror.listingSummary(id);
-      const { protocol } = context.state;
-      const asOf = olderAsOf(context.state.eventsAsOf, context.state.listingsAsOf);
-      return {
-        ...eventView(row, context.state),
-        listing_summary: {
-          active_listings: summary.active,
-          lowest_ask: summary.lowest === null ? null : moneyView(summary.lowest, protocol),
-          highest_ask: summary.highest === null ? null : moneyView(summary.highest, protocol),
-        },
-        data_as_of: asOf?.toISOString() ?? null,
-        // The older as-of is stale exactly when either resource is.
-        stale: context.events.stale || context.listings.stale,
-      };
-    });
+    this.sync.noteDemand(eventId, 'read');
+    const answer = await this.answers.answer(
+      JSON.stringify(['event', id]),
+      async (context) => {
+        const row = await this.requireEvent(id);
+        const summary = await this.mirror.listingSummary(id);
+        const { protocol } = context.state;
+        const listingsAsOf = context.event?.asOfMs ?? null;
+        const asOf = olderAsOf(
+          context.state.eventsAsOf,
+          listingsAsOf === null ? null : new Date(listingsAsOf),
+        );
+        return {
+          ...eventView(row, context.state),
+          listing_summary: {
+            active_listings: summary.active,
+            lowest_ask: summary.lowest === null ? null : moneyView(summary.lowest, protocol),
+            highest_ask: summary.highest === null ? null : moneyView(summary.highest, protocol),
+          },
+          data_as_of: asOf?.toISOString() ?? null,
+          // The older as-of is stale exactly when either resource is.
+          stale: context.events.stale || (context.event?.stale ?? context.listings.stale),
+        };
+      },
+      id,
+    );
+    this.observeAge(id);
     return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
   }
 
-  /** `GET /v1/listings` (eventId undefined) and `GET /v1/events/{event_id}/listings`. */
+  /** `mirror_staleness_seconds{tier}` of an event-scoped answer (a map lookup; no query). */
+  private observeAge(eventId: string): void {
+    const now = this.clock.nowMs();
+    const { asOfMs } = this.answers.eventFreshness(this.tracker.current, eventId, now);
+    if (asOfMs !== null) this.sync.observeServedAge(eventId, (now - asOfMs) / 1000);
+  }
+
+  /**
+   * `GET /v1/listings` (eventId undefined) and `GET /v1/events/{event_id}/listings`. With `fresh=true` (an
+   * event's page only) the event is walked first (CatalogSyncService.walkEvent, single-flight) within
+   * LISTINGS_FRESH_TIMEOUT_MS; if that walk does not complete in time the page is answered from the mirror
+   * marked `stale: true`.
+   */
   async listings(query: ListingsQueryDto, eventId?: bigint): Promise<ReadAnswer> {
     const { min_price: minPrice, max_price: maxPrice, sort, limit } = query;
     if (minPrice !== undefined && maxPrice !== undefined && BigInt(minPrice) > BigInt(maxPrice)) {
       throw validationFailed([{ field: 'max_price', problems: ['max_price must not be below min_price'] }]);
     }
+    const fresh = query.fresh === 'true';
+    if (fresh && eventId === undefined) {
+      throw validationFailed([
+        { field: 'fresh', problems: ["fresh is only valid on an event's listing page"] },
+      ]);
+    }
     const event = eventId?.toString();
+    if (eventId !== undefined) this.sync.noteDemand(eventId, 'read');
+    const walked = fresh && eventId !== undefined ? await this.walkFirst(eventId) : true;
     const binding: CursorBinding = {
       sort: `listings:${sort}`,
       filters: { event_id: event, min_price: minPrice, max_price: maxPrice },
@@ -157,7 +189,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       sort === 'newest'
         ? (r: ListingRow) => [r.first_seen_key, r.event_id, r.ticket_id]
         : (r: ListingRow) => [r.ask_price_minor, r.event_id, r.ticket_id];
-    const answer = await this.answers.answer(key, async ({ state, listings }) => {
+    const render = async ({ state, listings, event: own }: RenderContext): Promise<unknown> => {
       // As for events: the cursor is checked only when the answer is rendered, never for a cache hit.
       const after =
         query.cursor === undefined
@@ -167,13 +199,32 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       // An empty first page of one event: tell an unknown (404) or removed (410) event from one with nothing.
       if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);
       const page = keysetPage(rows, limit, positionOf, this.cursors, binding);
+      const asOf = own ?? listings;
       return {
-        items: page.items.map((r) => listingView(r, state)),
+        items: page.items.map((r) => listingView(r, state, asOf.data_as_of)),
         next_cursor: page.next_cursor,
-        ...listings,
+        data_as_of: asOf.data_as_of,
+        // fresh=true whose walk did not complete in time: the mirror's page, said to be stale.
+        stale: asOf.stale || !walked,
       };
-    });
-    return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
+    };
+    // A fallback page (walk not completed) differs from the plain one only by `stale`: its own key.
+    const answer = await this.answers.answer(walked ? key : `unwalked|${key}`, render, event);
+    if (event !== undefined) this.observeAge(event);
+    return { ...answer, maxAgeSeconds: fresh ? 0 : this.settings.listingsMaxAgeSeconds };
+  }
+
+  /** fresh=true: one complete walk of the event within LISTINGS_FRESH_TIMEOUT_MS; false when none completed. */
+  private async walkFirst(eventId: bigint): Promise<boolean> {
+    try {
+      const pass = await this.sync.walkEvent(eventId, { timeoutMs: this.settings.freshTimeoutMs });
+      if (pass.status !== 'completed') return false;
+      // The walk committed: read the state now, so this answer carries the walk's data_as_of.
+      await this.tracker.refresh();
+      return true;
+    } catch {
+      return false;
+    }
   }
 
   /**
@@ -183,19 +234,27 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
    */
   async listing(eventId: bigint, ticketId: bigint, fresh = false): Promise<ReadAnswer> {
     const key = [eventId.toString(), ticketId.toString()] as const;
+    this.sync.noteDemand(eventId, 'read');
     const render = async (context: RenderContext, checkedLiveAt: Date | null): Promise<unknown> => {
       // A live re-read has just written the row: read it on its own, after that commit.
       const row = await (checkedLiveAt ? this.mirror.listing(...key) : this.listingReads.read(...key));
       if (!row) throw listingNotFound();
       if (row.removed_at) throw listingGone(row, checkedLiveAt);
+      const asOf = context.event ?? context.listings;
       return {
-        ...listingView(row, context.state),
+        ...listingView(row, context.state, asOf.data_as_of),
         checked_live_at: checkedLiveAt?.toISOString() ?? null,
-        ...context.listings,
+        data_as_of: asOf.data_as_of,
+        stale: asOf.stale,
       };
     };
     if (!fresh) {
-      const answer = await this.answers.answer(JSON.stringify(['listing', ...key]), (c) => render(c, null));
+      const answer = await this.answers.answer(
+        JSON.stringify(['listing', ...key]),
+        (c) => render(c, null),
+        key[0],
+      );
+      this.observeAge(key[0]);
       return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
     }
     const observation = await readLiveListing(
@@ -207,7 +266,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     );
     const result = await this.mirror.applyLiveListing(observation);
     if (result.changed) await this.tracker.refresh().catch(() => undefined);
-    const answer = await this.answers.uncached((c) => render(c, observation.observedAt));
+    const answer = await this.answers.uncached((c) => render(c, observation.observedAt), key[0]);
     return { ...answer, maxAgeSeconds: 0 };
   }
 

@@ -14,6 +14,7 @@ function fakeMirror() {
       events_pass: null,
       listings_pass: null,
       protocol: null,
+      event_walks: null,
     });
   const mirror = {
     readState: () => Promise.resolve(read()),

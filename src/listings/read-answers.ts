@@ -10,6 +10,13 @@ export interface RenderContext {
   state: MirrorState;
   events: Freshness;
   listings: Freshness;
+  /** An event-scoped answer's own event freshness (ReadAnswers.answer with an event id). */
+  event?: EventFreshness;
+}
+
+/** One event's own freshness in an answer: `data_as_of` and `stale`, and the instant in ms (null: none). */
+export interface EventFreshness extends Freshness {
+  asOfMs: number | null;
 }
 
 /** A strong validator of the exact body bytes (equal bodies on every replica get equal tags). */
@@ -63,13 +70,41 @@ export class ReadAnswers {
     return this.last;
   }
 
-  /** The answer of `key` (which must identify the query completely), from the cache or rendered now. */
-  async answer(key: string, render: (context: RenderContext) => Promise<unknown>): Promise<RenderedBody> {
+  /**
+   * An event's own listings freshness under `state`: the start of its newest complete walk when that is newer
+   * than the last complete full listings pass, else that pass's. A map lookup, no query and no Date.
+   */
+  eventFreshness(state: MirrorState, eventId: string, nowMs = this.clock()): EventFreshness {
+    const walked = state.eventAsOf.get(eventId);
+    const asOfMs = walked?.ms ?? state.listingsAsOf?.getTime() ?? null;
+    return {
+      data_as_of: walked?.iso ?? state.listingsAsOfIso,
+      stale: asOfMs === null || nowMs - asOfMs > this.settings.staleAfterMs,
+      asOfMs,
+    };
+  }
+
+  /**
+   * The answer of `key` (which must identify the query completely), from the cache or rendered now. An
+   * event-scoped answer passes its event's freshness (`eventFreshness`), which joins the key: a walk of that
+   * event moves its answers on without touching the others'.
+   */
+  async answer(
+    key: string,
+    render: (context: RenderContext) => Promise<unknown>,
+    eventId?: string,
+  ): Promise<RenderedBody> {
     // Not awaited unless strict: one promise and microtask hop less per request.
     const current = this.context();
-    const context = current instanceof Promise ? await current : current;
-    const version = context.state.version;
-    const fullKey = `${context.events.stale ? 1 : 0}${context.listings.stale ? 1 : 0}|${key}`;
+    const shared = current instanceof Promise ? await current : current;
+    const version = shared.state.version;
+    let fullKey = `${shared.events.stale ? 1 : 0}${shared.listings.stale ? 1 : 0}|${key}`;
+    let context = shared;
+    if (eventId !== undefined) {
+      const event = this.eventFreshness(shared.state, eventId);
+      fullKey = `${event.asOfMs ?? '-'}${event.stale ? 's' : ''}${fullKey}`;
+      context = { ...shared, event };
+    }
     const hit = this.cache.get(version, fullKey);
     if (hit) return hit;
     const body = JSON.stringify(await render(context));
@@ -79,8 +114,14 @@ export class ReadAnswers {
   }
 
   /** An answer that must not be cached (a live re-read). */
-  async uncached(render: (context: RenderContext) => Promise<unknown>): Promise<RenderedBody> {
-    const body = JSON.stringify(await render(await this.context()));
+  async uncached(
+    render: (context: RenderContext) => Promise<unknown>,
+    eventId?: string,
+  ): Promise<RenderedBody> {
+    const shared = await this.context();
+    const context =
+      eventId === undefined ? shared : { ...shared, event: this.eventFreshness(shared.state, eventId) };
+    const body = JSON.stringify(await render(context));
     return { body, etag: etagOf(body) };
   }
 }

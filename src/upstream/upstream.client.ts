@@ -327,6 +327,14 @@ export class UpstreamClient implements OnApplicationShutdown {
     this.loop.limiter.setShare(share);
   }
 
+  /**
+   * This replica's request rate now (requests per second): its share of UPSTREAM_RATE_LIMIT_RPS, lowered after
+   * 429s. Background work paces itself to a part of it (catalog sync's hot walks), so what it leaves stays free.
+   */
+  get currentRatePerSecond(): number {
+    return this.loop.limiter.currentRate;
+  }
+
   /** Another replica's 429 (read by replicas/ at each heartbeat): lowers and pauses this replica the same way. */
   applySharedThrottle(throttle: SharedThrottle): void {
     this.loop.limiter.applyShared(throttle);

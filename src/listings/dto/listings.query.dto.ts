@@ -38,6 +38,18 @@ export class ListingsQueryDto extends PageQueryDto {
   @IsOptional()
   @IsU64String()
   max_price?: string;
+
+  @ApiPropertyOptional({
+    enum: ['true', 'false'],
+    default: 'false',
+    description:
+      "Only on an event's listing page. true: walk the event's listings upstream first (single-flight, within " +
+      'LISTINGS_FRESH_TIMEOUT_MS); if the walk does not complete in time, the page comes from the mirror with ' +
+      'stale: true. Never answered from a client cache (max-age 0).',
+  })
+  @IsOptional()
+  @IsIn(['true', 'false'])
+  fresh?: 'true' | 'false';
 }
 
 /** `GET /v1/listings/{event_id}/{ticket_id}`. */

@@ -1,0 +1,28 @@
+import type { Sql } from './sql';
+
+/**
+ * The only code that writes `event_freshness` (per-event `data_as_of`, docs/catalog-sync.md "Live catalog").
+ * The read path's state query reads it (catalog-mirror.repository.ts), and the hot set joins it
+ * (event-demand.repository.ts).
+ */
+export class EventFreshnessRepository {
+  /**
+   * In the completing transaction of a complete walk of one event: that event's data is as of the walk's start.
+   * Never moves back (an older walk completing after a newer one leaves the newer one's instant).
+   */
+  async record(db: Sql, eventId: bigint, dataAsOf: Date, passId: string, pages: number): Promise<void> {
+    await db.query(
+      `INSERT INTO event_freshness AS f (event_id, data_as_of, pass_id, pages) VALUES ($1, $2, $3, $4)
+       ON CONFLICT (event_id) DO UPDATE SET data_as_of = excluded.data_as_of, pass_id = excluded.pass_id,
+         pages = excluded.pages, walked_at = clock_timestamp()
+       WHERE f.data_as_of < excluded.data_as_of`,
+      [eventId.toString(), dataAsOf, passId, pages],
+    );
+  }
+
+  /** Drops the rows older than `before` (covered by a later full pass: they no longer say anything). */
+  async prune(db: Sql, before: Date): Promise<number> {
+    const result = await db.query(`DELETE FROM event_freshness WHERE data_as_of < $1`, [before]);
+    return result.rowCount ?? 0;
+  }
+}

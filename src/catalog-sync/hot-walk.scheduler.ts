@@ -1,0 +1,96 @@
+import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { SyncConfig } from '../config/sync.config';
+import { DatabaseClock } from '../database/database-clock';
+import { DurableWorkService } from '../durable-work/durable-work.service';
+import { UpstreamClient } from '../upstream/upstream.client';
+import { SyncMetrics } from './catalog-sync.metrics';
+import { CatalogSyncService } from './catalog-sync.service';
+import { dueWalks, HotBudget, hotShare } from './hot-budget';
+import { DEMAND_FLUSH_MS, HotSet } from './hot-set';
+
+/**
+ * The hot-walk scheduler (docs/catalog-sync.md "Live catalog"): on every replica with SYNC_ENABLED, a
+ * durable-work loop ticks a few times per SYNC_HOT_TARGET_MS and starts a walk of each hot event whose data is
+ * due, most stale × most demanded first, at most SYNC_HOT_CONCURRENCY at once here and paced to the hot share
+ * of this replica's upstream rate (hot-budget.ts). The event's lease makes each walk single-flight across
+ * replicas: an event another replica walks now is skipped (`busy`) and counted as walked.
+ */
+@Injectable()
+export class HotWalkScheduler implements OnModuleInit {
+  private readonly logger = new Logger('HotWalkScheduler');
+  private readonly budget = new HotBudget();
+  private readonly inFlight = new Set<string>();
+
+  constructor(
+    private readonly sync: CatalogSyncService,
+    private readonly hotSet: HotSet,
+    private readonly upstream: UpstreamClient,
+    private readonly clock: DatabaseClock,
+    private readonly work: DurableWorkService,
+    private readonly metrics: SyncMetrics,
+    private readonly config: SyncConfig,
+  ) {}
+
+  /** Ticks: four per target, at most one per flush of the hot set. */
+  get tickMs(): number {
+    return Math.max(100, Math.min(DEMAND_FLUSH_MS, Math.floor(this.config.SYNC_HOT_TARGET_MS / 4)));
+  }
+
+  onModuleInit(): void {
+    this.work.periodic({
+      name: 'catalog-sync:hot-walks',
+      enabled: this.config.SYNC_ENABLED,
+      intervalMs: this.tickMs,
+      run: async () => this.tick(),
+    });
+  }
+
+  /** One tick: starts the due walks there is room and budget for (never waits for them). */
+  tick(): void {
+    if (!this.work.claiming) return;
+    const share = hotShare(this.sync.fullPassRunning(), this.config.SYNC_FULL_PASS_MIN_SHARE_PCT);
+    this.metrics.hotBudgetShare.set(share);
+    this.budget.refill(performance.now(), this.upstream.currentRatePerSecond * share);
+    const due = dueWalks(
+      this.hotSet.events(),
+      this.clock.nowMs(),
+      this.config.SYNC_HOT_TARGET_MS,
+      this.tickMs,
+      this.inFlight,
+    );
+    for (let i = 0; i < due.length; i++) {
+      if (this.inFlight.size >= this.config.SYNC_HOT_CONCURRENCY) {
+        this.metrics.hotWalkSkipped('concurrency', due.length - i);
+        return;
+      }
+      const event = due[i];
+      if (!this.budget.take(event.pages)) {
+        this.metrics.hotWalkSkipped('budget', due.length - i);
+        return;
+      }
+      this.inFlight.add(event.eventId);
+      void this.walk(event.eventId, event.pages).finally(() => this.inFlight.delete(event.eventId));
+    }
+  }
+
+  private async walk(eventId: string, estimatedPages: number): Promise<void> {
+    try {
+      const started = await this.sync.start('event_listings', BigInt(eventId), 'hot');
+      if (!started.done) {
+        // Another walk of the event runs (another replica, a fresh read): it covers this one.
+        this.budget.settle(estimatedPages, 0);
+        this.metrics.hotWalkSkipped('busy');
+        this.hotSet.walked(eventId, this.clock.nowMs());
+        return;
+      }
+      const pass = await started.done;
+      this.budget.settle(estimatedPages, pass.pages);
+      this.metrics.hotWalkFinished(pass.status);
+      if (pass.status === 'completed') this.hotSet.walked(eventId, pass.startedAt.getTime(), pass.pages);
+    } catch (error) {
+      this.budget.settle(estimatedPages, 0);
+      this.metrics.hotWalkFinished('error');
+      this.logger.debug?.(`hot walk of event ${eventId} not run: ${(error as Error).message}`);
+    }
+  }
+}
