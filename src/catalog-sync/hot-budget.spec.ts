@@ -1,0 +1,85 @@
+import { describe, expect, it } from 'vitest';
+import { dueWalks, HOT_SHARE_IDLE, HotBudget, hotShare, type HotCandidate } from './hot-budget';
+
+const event = (eventId: string, asOfMs: number | null, score = 1, pages = 1): HotCandidate => ({
+  eventId,
+  asOfMs,
+  score,
+  pages,
+});
+
+describe(HotBudget.name, () => {
+  it('refills at the given rate with one second of burst, and refuses when no token is left', () => {
+    const sut = new HotBudget();
+    sut.refill(0, 10);
+    expect(sut.available).toBe(10);
+    for (let i = 0; i < 10; i++) expect(sut.take(1)).toBe(true);
+    expect(sut.take(1)).toBe(false);
+    sut.refill(500, 10);
+    expect(sut.available).toBeCloseTo(5);
+    sut.refill(60_000, 10);
+    expect(sut.available).toBe(10);
+  });
+
+  it('a walk takes its estimated pages (going below zero) and settles its real cost when it ends', () => {
+    const sut = new HotBudget();
+    sut.refill(0, 4);
+    expect(sut.take(6)).toBe(true);
+    expect(sut.available).toBe(-2);
+    expect(sut.take(1)).toBe(false);
+    sut.settle(6, 1);
+    expect(sut.available).toBe(3);
+    sut.settle(1, 0);
+    expect(sut.available).toBe(4);
+  });
+
+  it('a lowered rate (429: the limiter halved it) shrinks what hot walks may take', () => {
+    const sut = new HotBudget();
+    sut.refill(0, 20);
+    while (sut.take(1));
+    sut.refill(1000, 5);
+    let walks = 0;
+    while (sut.take(1)) walks++;
+    expect(walks).toBe(5);
+  });
+});
+
+describe(hotShare.name, () => {
+  it('keeps SYNC_FULL_PASS_MIN_SHARE_PCT for a full pass running here, and some headroom otherwise', () => {
+    expect(hotShare(true, 30)).toBeCloseTo(0.7);
+    expect(hotShare(true, 5)).toBe(HOT_SHARE_IDLE);
+    expect(hotShare(false, 30)).toBe(HOT_SHARE_IDLE);
+    expect(hotShare(false, 30)).toBeLessThan(1);
+  });
+});
+
+describe(dueWalks.name, () => {
+  it('takes the events whose data will pass the target before the next tick, never-walked and most stale first', () => {
+    const now = 100_000;
+    const sut = dueWalks(
+      [
+        event('fresh', now - 1000),
+        event('due', now - 2500),
+        event('stale', now - 10_000),
+        event('never', null),
+      ],
+      now,
+      3000,
+      750,
+      new Set(),
+    );
+    expect(sut.map((e) => e.eventId)).toEqual(['never', 'stale', 'due']);
+  });
+
+  it('ranks by staleness × demand, and leaves events being walked', () => {
+    const now = 100_000;
+    const sut = dueWalks(
+      [event('quiet', now - 6000, 0.5), event('busy', now - 4000, 100), event('walking', now - 60_000, 100)],
+      now,
+      3000,
+      750,
+      new Set(['walking']),
+    );
+    expect(sut.map((e) => e.eventId)).toEqual(['busy', 'quiet']);
+  });
+});
