@@ -2,6 +2,8 @@ import { waitFor, type Managed, type ProcessGroup } from './processes';
 
 /** The sandbox's documented local defaults (docs/sandbox.md): test-money credentials, not secrets. */
 export const SANDBOX_API_KEY = 'trk_test_sandbox_full_access_0000000000000001';
+/** The read-only key: the freshness bench's service under test reads with it, so its upstream requests are its own. */
+export const SANDBOX_READONLY_API_KEY = 'trk_test_sandbox_read_only_00000000000000002';
 export const SANDBOX_ADMIN_KEY = 'sandbox-admin-local-only';
 
 export interface SandboxProcessOptions {

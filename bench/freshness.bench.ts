@@ -1,0 +1,376 @@
+import { generateApiKey } from '../src/auth/api-key';
+import { CheckoutConfig } from '../src/config/checkout.config';
+import { UpstreamConfig } from '../src/config/upstream.config';
+import { provisionDatabase, type ChaosDatabase } from './chaos/database';
+import { percentile, seededRandom } from './chaos/orders-client';
+import { ProcessGroup, sleep, waitFor } from './chaos/processes';
+import { SANDBOX_API_KEY, SANDBOX_READONLY_API_KEY, SandboxProcess } from './chaos/sandbox-process';
+import { replicaEnv } from './chaos/service-env';
+import { ServiceReplica } from './chaos/service-replica';
+import { FreshMarket } from './freshness/market';
+import { Reader, upstreamListings } from './freshness/reader';
+import {
+  changeLatencies,
+  changesByEvent,
+  latencyPercentile,
+  perSecondRates,
+  scoreSample,
+  type BrowseSample,
+  type Latencies,
+} from './freshness/score';
+import type { BenchReport } from './report';
+
+const BUSY_EVENT_BASE = 9_300_000n;
+/** The reader keeps browsing this long after the last change, so every change has browses after it. */
+const TAIL_MS = 8_000;
+const METRICS_EVERY_MS = 1_000;
+const COLD_EVENTS = 5;
+
+interface Scenario {
+  name: 'small' | 'busy' | 'large';
+  /** Changes a second that really happen. */
+  rate: number;
+  busyEvents: number;
+  /** Generated listings upstream besides the busy events (the cold tail). */
+  coldListings: number;
+}
+
+const SCENARIOS: Record<Scenario['name'], Scenario> = {
+  small: { name: 'small', rate: 3, busyEvents: 5, coldListings: 0 },
+  busy: { name: 'busy', rate: 20, busyEvents: 50, coldListings: 0 },
+  large: { name: 'large', rate: 20, busyEvents: 50, coldListings: 1_000_000 },
+};
+
+const pct = (v: number): string => (Number.isFinite(v) ? `${(v * 100).toFixed(2)} %` : 'n/a');
+const secs = (v: number): string => (Number.isFinite(v) ? `${(v / 1000).toFixed(2)} s` : 'never');
+
+/** `BENCH_FRESHNESS_SCENARIO`: small | busy | large | all, or a comma-separated list (default small,busy). */
+export function freshnessScenarios(value: string | undefined): Scenario[] {
+  const names = !value ? ['small', 'busy'] : value === 'all' ? Object.keys(SCENARIOS) : value.split(',');
+  return names.map((name) => {
+    const scenario = SCENARIOS[name.trim() as Scenario['name']];
+    if (!scenario)
+      throw new Error(`BENCH_FRESHNESS_SCENARIO: unknown scenario ${name}; known: small, busy, large, all`);
+    return scenario;
+  });
+}
+
+/** The sum of `upstream_requests_total` on A's /metrics, attempts that never left the process excluded. */
+async function upstreamRequests(serviceUrl: string): Promise<number> {
+  const res = await fetch(`${serviceUrl}/metrics`, { signal: AbortSignal.timeout(5_000) });
+  const text = await res.text();
+  if (res.status !== 200) throw new Error(`GET /metrics: ${res.status}`);
+  let total = 0;
+  for (const line of text.split('\n')) {
+    if (!line.startsWith('upstream_requests_total{')) continue;
+    if (/status="(circuit_open|overloaded)"/.test(line)) continue;
+    total += Number(line.slice(line.lastIndexOf(' ') + 1));
+  }
+  return total;
+}
+
+/** Waits (bounded) until A serves every one of `events` from a completed listings pass. */
+async function waitServed(
+  serviceUrl: string,
+  apiKey: string,
+  events: readonly string[],
+  timeoutMs: number,
+): Promise<void> {
+  const pending = new Set(events);
+  await waitFor(
+    `service A serving all ${events.length} events`,
+    async () => {
+      for (const eventId of pending) {
+        const res = await fetch(`${serviceUrl}/v1/events/${eventId}/listings?limit=1`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+          signal: AbortSignal.timeout(10_000),
+        }).catch(() => null);
+        const body =
+          res?.status === 200
+            ? ((await res.json()) as { items: unknown[]; data_as_of: string | null })
+            : null;
+        if (body && body.items.length > 0 && body.data_as_of !== null) pending.delete(eventId);
+      }
+      return pending.size === 0;
+    },
+    timeoutMs,
+    1_000,
+  );
+}
+
+/** Up to COLD_EVENTS generated events with 20–1,000 listings upstream (a browse of each stays a few pages). */
+async function pickColdEvents(sandbox: SandboxProcess, busy: readonly string[]): Promise<string[]> {
+  const res = await fetch(`${sandbox.url}/indexer/events/upcoming?limit=200`, {
+    headers: { 'x-api-key': SANDBOX_API_KEY },
+    signal: AbortSignal.timeout(30_000),
+  });
+  const page = (await res.json()) as { items: { event_id: string | null }[] };
+  const cold: string[] = [];
+  for (const { event_id: eventId } of page.items) {
+    if (eventId === null || busy.includes(eventId)) continue;
+    const size = (await upstreamListings(sandbox.url, eventId)).size;
+    if (size >= 20 && size <= 1_000) cold.push(eventId);
+    if (cold.length === COLD_EVENTS) break;
+  }
+  return cold;
+}
+
+interface Accuracy {
+  samples: number;
+  mean: number;
+  worst: number;
+  missingMean: number;
+  missingWorst: number;
+}
+
+const mean = (values: readonly number[]): number => values.reduce((a, b) => a + b, 0) / values.length;
+
+function accuracyOf(samples: readonly BrowseSample[], byEvent: ReturnType<typeof changesByEvent>): Accuracy {
+  const accuracies: number[] = [];
+  const missing: number[] = [];
+  for (const sample of samples) {
+    const score = scoreSample(sample, byEvent.get(sample.eventId) ?? []);
+    if (score.served > 0) accuracies.push(score.accurate / score.served);
+    if (score.expected > 0) missing.push(score.missing / score.expected);
+  }
+  return {
+    samples: accuracies.length,
+    mean: accuracies.length > 0 ? mean(accuracies) : Number.NaN,
+    worst: accuracies.length > 0 ? Math.min(...accuracies) : Number.NaN,
+    missingMean: missing.length > 0 ? mean(missing) : Number.NaN,
+    missingWorst: missing.length > 0 ? Math.max(...missing) : Number.NaN,
+  };
+}
+
+const latencyRow = (l: Latencies): string =>
+  `p50 ${secs(latencyPercentile(l, 50))}, p90 ${secs(latencyPercentile(l, 90))}, max shown ${secs(
+    l.values.length > 0 ? Math.max(...l.values) : Number.NaN,
+  )}; never shown ${l.never} of ${l.values.length + l.never}`;
+
+async function runScenario(scenario: Scenario, seconds: number, loops: number): Promise<BenchReport> {
+  const group = new ProcessGroup();
+  const databases: ChaosDatabase[] = [];
+  const budget = new UpstreamConfig().UPSTREAM_RATE_LIMIT_RPS;
+  try {
+    // A and B each on a database of its own, in one cluster (the run's throwaway cluster, or DATABASE_URL's).
+    const dbA = await provisionDatabase(process.env.DATABASE_URL || undefined);
+    databases.push(dbA);
+    const clusterUrl = new URL(dbA.url);
+    clusterUrl.pathname = '/postgres';
+    const dbB = await provisionDatabase(process.env.DATABASE_URL || clusterUrl.toString());
+    databases.unshift(dbB);
+
+    const sandbox = await SandboxProcess.start(group, {
+      seed: `fresh-${scenario.name}`,
+      events: scenario.coldListings > 0 ? 5_000 : 0,
+      listings: scenario.coldListings,
+    });
+    const aKey = generateApiKey();
+    const bKey = generateApiKey();
+    // A: the service under test at its default configuration, apart from what a bench must set — its database,
+    // the sandbox's URL and (read-only) key, a bootstrap key for the reader, warn-level logs, no drain delay on
+    // stop, and the per-client read limit out of the way (the one reader key stands for many browsers).
+    const a = await ServiceReplica.create('fresh-A', group, {
+      LOG_LEVEL: 'warn',
+      DATABASE_URL: dbA.url,
+      UPSTREAM_BASE_URL: sandbox.url,
+      UPSTREAM_API_KEY: SANDBOX_READONLY_API_KEY,
+      BFF_BOOTSTRAP_API_KEY: aKey,
+      RATE_LIMIT_CATALOG_READ: '100000',
+      SHUTDOWN_DRAIN_DELAY_MS: '0',
+    });
+    // B: the rest of the market, the chaos replica's settings (short polls, buyer limits raised), no sync, but the
+    // default upstream and revalidation timeouts: on a loaded machine the chaos run's short ones made orders retry.
+    const upstreamDefaults = new UpstreamConfig();
+    const b = await ServiceReplica.create(
+      'fresh-B',
+      group,
+      replicaEnv({
+        databaseUrl: dbB.url,
+        sandboxUrl: sandbox.url,
+        apiKey: bKey,
+        extra: {
+          SYNC_ENABLED: 'false',
+          SYNC_ON_STARTUP: 'false',
+          UPSTREAM_READ_TIMEOUT_MS: String(upstreamDefaults.UPSTREAM_READ_TIMEOUT_MS),
+          UPSTREAM_SIGN_TIMEOUT_MS: String(upstreamDefaults.UPSTREAM_SIGN_TIMEOUT_MS),
+          UPSTREAM_SUBMIT_TIMEOUT_MS: String(upstreamDefaults.UPSTREAM_SUBMIT_TIMEOUT_MS),
+          UPSTREAM_DEADLINE_MS: String(upstreamDefaults.UPSTREAM_DEADLINE_MS),
+          CHECKOUT_REVALIDATE_TIMEOUT_MS: String(new CheckoutConfig().CHECKOUT_REVALIDATE_TIMEOUT_MS),
+        },
+      }),
+    );
+    const market = new FreshMarket(sandbox, b, bKey, seededRandom(`fresh-${scenario.name}`), scenario.name);
+    const busyEvents = await market.seed(BUSY_EVENT_BASE, scenario.busyEvents);
+    const seededListings = market.listingCount();
+    const coldEvents = scenario.coldListings > 0 ? await pickColdEvents(sandbox, busyEvents) : [];
+
+    const syncStart = Date.now();
+    await Promise.all([a.start({}, 120_000), b.start({}, 120_000)]);
+    await waitServed(
+      a.url,
+      aKey,
+      [...busyEvents, ...coldEvents],
+      scenario.coldListings > 0 ? 1_200_000 : 120_000,
+    );
+    const syncMs = Date.now() - syncStart;
+
+    const readings: { atMs: number; count: number }[] = [];
+    const sampling = new AbortController();
+    const sampler = (async () => {
+      for (let i = 0; !sampling.signal.aborted && i < 100_000; i++) {
+        const count = await upstreamRequests(a.url).catch(() => null);
+        if (count !== null) readings.push({ atMs: Date.now(), count });
+        await sleep(METRICS_EVERY_MS);
+      }
+    })();
+
+    const reader = new Reader({
+      serviceUrl: a.url,
+      apiKey: aKey,
+      sandboxUrl: sandbox.url,
+      busyEvents,
+      coldEvents,
+      coldEvery: 10,
+      loops,
+      thinkMs: 20,
+    });
+    const t0 = Date.now();
+    reader.start(seconds * 1000 + 120_000 + TAIL_MS);
+    await market.run(scenario.rate, seconds, Math.max(16, Math.ceil(scenario.rate * 10)));
+    const changesEnd = Date.now();
+    await sleep(TAIL_MS);
+    await reader.stop();
+    sampling.abort();
+    await sampler;
+
+    const changes = await market.changes();
+    const byEvent = changesByEvent(changes);
+    const during = reader.samples.filter((s) => s.startMs >= t0 && s.startMs <= changesEnd);
+    const busy = accuracyOf(
+      during.filter((s) => !s.cold),
+      byEvent,
+    );
+    const cold = accuracyOf(
+      during.filter((s) => s.cold),
+      byEvent,
+    );
+    const samplesByEvent = new Map<string, BrowseSample[]>();
+    for (const sample of [...reader.samples].sort((x, y) => x.startMs - y.startMs)) {
+      const list = samplesByEvent.get(sample.eventId) ?? [];
+      list.push(sample);
+      samplesByEvent.set(sample.eventId, list);
+    }
+    const removal = changeLatencies(changes, samplesByEvent, 'removed');
+    const added = changeLatencies(changes, samplesByEvent, 'added');
+    const revisits: number[] = [];
+    for (const eventId of busyEvents) {
+      const list = (samplesByEvent.get(eventId) ?? []).filter(
+        (s) => s.startMs >= t0 && s.startMs <= changesEnd,
+      );
+      for (let i = 1; i < list.length; i++) revisits.push(list[i].startMs - list[i - 1].startMs);
+    }
+    const rates = perSecondRates(
+      readings.filter((r) => r.atMs >= t0 && r.atMs <= changesEnd + METRICS_EVERY_MS),
+    );
+    const maxRate = rates.length > 0 ? Math.max(...rates) : Number.NaN;
+    const meanRate =
+      readings.length > 1
+        ? (readings[readings.length - 1].count - readings[0].count) /
+          ((readings[readings.length - 1].atMs - readings[0].atMs) / 1000)
+        : Number.NaN;
+
+    const { done, failed, skipped, reasons } = market.tally;
+    // What really happened: the ledger's confirmed purchases and cancels (a reprice counts once, as its cancel)
+    // and the admin's new listings.
+    const confirmed = await market.confirmedRemovals();
+    const made = confirmed.buy + confirmed.cancel + done.add;
+    const pacedSeconds = (changesEnd - t0) / 1000;
+    const realRate = made / seconds;
+    const p90Removal = latencyPercentile(removal, 90);
+    const p90Added = latencyPercentile(added, 90);
+    const rows: [string, string][] = [
+      [
+        'upstream',
+        `${scenario.busyEvents} busy events, ${seededListings} listings on them at the start${
+          scenario.coldListings > 0
+            ? `; ${scenario.coldListings.toLocaleString('en')} generated listings (cold tail), ${coldEvents.length} cold events browsed`
+            : ''
+        }`,
+      ],
+      ['A: start to serving every event', secs(syncMs)],
+      [
+        'changes really made',
+        `${made} in ${seconds} s = ${realRate.toFixed(2)}/s (target rate ${scenario.rate}/s): ledger-confirmed purchases ${confirmed.buy} and cancels ${confirmed.cancel} (of which reprices relisted ${done.reprice}), new listings ${done.add}; last one ${pacedSeconds.toFixed(1)} s after the first tick`,
+      ],
+      [
+        'changes failed / skipped',
+        `failed buy ${failed.buy}, cancel ${failed.cancel}, reprice ${failed.reprice}, new ${failed.add}; ticks skipped at the in-flight bound ${skipped}${
+          reasons.length > 0 ? `; e.g. ${reasons.slice(0, 3).join(' | ')}` : ''
+        }`,
+      ],
+      [
+        'reader',
+        `${loops} loops, ${during.length} browses during the changes (${(during.length / pacedSeconds).toFixed(1)}/s), ${reader.tally.browses} in all, ${reader.tally.eventPages} events-list pages, ${reader.tally.errors} errors${
+          reader.tally.reasons.length > 0 ? ` (${reader.tally.reasons.slice(0, 2).join(' | ')})` : ''
+        }; same event revisited every ${secs(percentile(revisits, 50))} (p50)`,
+      ],
+      [
+        'served accuracy (busy events)',
+        `mean ${pct(busy.mean)}, worst sample ${pct(busy.worst)} over ${busy.samples} samples`,
+      ],
+      [
+        'missing (busy events)',
+        `mean ${pct(busy.missingMean)}, worst sample ${pct(busy.missingWorst)} of what was for sale`,
+      ],
+      ['removal → not served', latencyRow(removal)],
+      ['new listing → served', latencyRow(added)],
+      [
+        'A upstream requests/s',
+        `max ${maxRate.toFixed(1)}, mean ${meanRate.toFixed(1)} (1-s readings of A's upstream_requests_total) against UPSTREAM_RATE_LIMIT_RPS ${budget}`,
+      ],
+    ];
+    if (scenario.coldListings > 0)
+      rows.push([
+        'cold events (no changes)',
+        `accuracy mean ${pct(cold.mean)}, worst ${pct(cold.worst)}, missing mean ${pct(cold.missingMean)} over ${cold.samples} samples`,
+      ]);
+    return {
+      name: `freshness: ${scenario.name} — ${scenario.rate} changes/s over ${scenario.busyEvents} busy events, ${seconds} s`,
+      rows,
+      targets: [
+        {
+          what: `changes really made ${realRate.toFixed(2)}/s ≥ 95 % of ${scenario.rate}/s`,
+          ok: realRate >= scenario.rate * 0.95,
+        },
+        { what: `served accuracy mean ${pct(busy.mean)} ≥ 99.5 %`, ok: busy.mean >= 0.995 },
+        { what: `served accuracy worst sample ${pct(busy.worst)} ≥ 98 %`, ok: busy.worst >= 0.98 },
+        { what: `removal → not served p90 ${secs(p90Removal)} ≤ 5 s`, ok: p90Removal <= 5_000 },
+        { what: `new listing → served p90 ${secs(p90Added)} ≤ 5 s`, ok: p90Added <= 5_000 },
+        {
+          what: `A's upstream requests/s max ${maxRate.toFixed(1)} ≤ budget ${budget}`,
+          ok: maxRate <= budget,
+        },
+      ],
+    };
+  } finally {
+    await group.stopAll();
+    for (const database of databases) await database.close().catch(() => undefined);
+  }
+}
+
+/**
+ * `npm run bench -- freshness` (issue 30): how closely what the read API serves on busy events follows the
+ * upstream while the rest of the market changes it. One report per scenario (docs/BENCHMARKS.md › Freshness).
+ */
+export async function benchFreshness(): Promise<BenchReport[]> {
+  const seconds = Number(process.env.BENCH_FRESHNESS_SECONDS ?? 60);
+  const loops = Number(process.env.BENCH_FRESHNESS_READERS ?? 4);
+  if (!(seconds > 0 && seconds <= 3600)) throw new Error('BENCH_FRESHNESS_SECONDS: 1..3600');
+  if (!(Number.isInteger(loops) && loops >= 1 && loops <= 32))
+    throw new Error('BENCH_FRESHNESS_READERS: 1..32');
+  const reports: BenchReport[] = [];
+  for (const scenario of freshnessScenarios(process.env.BENCH_FRESHNESS_SCENARIO))
+    reports.push(await runScenario(scenario, seconds, loops));
+  return reports;
+}
