@@ -131,7 +131,7 @@ async function syncPass(
     new SyncMetrics(),
     quiet,
     'bench',
-    new EventFreshnessRepository(),
+    new EventFreshnessRepository(pool),
   );
   const result = await runner.start({ resource: 'listings', scopeEventId: null, trigger: 'operator' });
   if (!result.started) throw new Error('lease busy');

@@ -71,6 +71,7 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
     { provide: MirrorGenerationRepository, ...onPool((pool) => new MirrorGenerationRepository(pool)) },
     { provide: ProtocolConfigRepository, ...onPool((pool) => new ProtocolConfigRepository(pool)) },
     { provide: EventDemandRepository, ...onPool((pool) => new EventDemandRepository(pool)) },
+    { provide: EventFreshnessRepository, ...onPool((pool) => new EventFreshnessRepository(pool)) },
     {
       provide: NamedLeaseRepository,
       useFactory: (work: DurableWorkService, pool: Pool) => work.namedLeases(pool, SYNC_LEASE_QUEUE),
@@ -89,7 +90,6 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
       inject: [DatabaseClock, { token: MetricsService, optional: true }],
     },
     EventRepository,
-    EventFreshnessRepository,
     ListingRepository,
     HotSet,
     HotWalkScheduler,

@@ -6,6 +6,8 @@ import type { Sql } from './sql';
  * (event-demand.repository.ts).
  */
 export class EventFreshnessRepository {
+  constructor(private readonly sql: Sql) {}
+
   /**
    * In the completing transaction of a complete walk of one event: that event's data is as of the walk's start.
    * Never moves back (an older walk completing after a newer one leaves the newer one's instant).
@@ -20,9 +22,12 @@ export class EventFreshnessRepository {
     );
   }
 
-  /** Drops the rows older than `before` (covered by a later full pass: they no longer say anything). */
-  async prune(db: Sql, before: Date): Promise<number> {
-    const result = await db.query(`DELETE FROM event_freshness WHERE data_as_of < $1`, [before]);
+  /** Drops the rows older than `olderThanMs` (database clock): full passes have long covered those events. */
+  async prune(olderThanMs: number): Promise<number> {
+    const result = await this.sql.query(
+      `DELETE FROM event_freshness WHERE data_as_of < now() - make_interval(secs => $1::float8 / 1000)`,
+      [olderThanMs],
+    );
     return result.rowCount ?? 0;
   }
 }

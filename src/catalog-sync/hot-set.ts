@@ -4,6 +4,8 @@ import { DurableWorkService } from '../durable-work/durable-work.service';
 import { logGate } from '../durable-work/worker-loop';
 import { SyncMetrics } from './catalog-sync.metrics';
 import { EventDemandRepository, type HotEventRow } from './event-demand.repository';
+import { EventFreshnessRepository } from './event-freshness.repository';
+import { SyncPassRepository } from './sync-pass.repository';
 
 /** What one read or one order drive adds to an event's demand (an order keeps its event hot longer). */
 const WEIGHT = { read: 1, order: 8 } as const;
@@ -16,6 +18,10 @@ export const DEMAND_FLUSH_MS = 1000;
 /** Demand rows are deleted once decayed this many half-lives (2^-20 of what they were). */
 const PRUNE_AFTER_HALF_LIVES = 20;
 const PRUNE_EVERY_FLUSHES = 60;
+/** Finished per-event walks are kept this long in sync_passes (then deleted, 10,000 a minute at most). */
+export const EVENT_WALK_RETENTION_MS = 3_600_000;
+/** event_freshness rows older than this are deleted (full passes long since cover those events). */
+const FRESHNESS_RETENTION_MS = 86_400_000;
 
 /**
  * The hot set (docs/catalog-sync.md "Live catalog"): demand counted in memory per replica (`note`, O(1)),
@@ -34,6 +40,8 @@ export class HotSet implements OnModuleInit {
 
   constructor(
     private readonly demand: EventDemandRepository,
+    private readonly passes: SyncPassRepository,
+    private readonly freshness: EventFreshnessRepository,
     private readonly config: SyncConfig,
     private readonly work: DurableWorkService,
     private readonly metrics: SyncMetrics,
@@ -73,6 +81,13 @@ export class HotSet implements OnModuleInit {
     if (pages !== undefined) row.pages = Math.max(1, pages);
   }
 
+  /** Once a minute: decayed demand, old walk rows and old freshness rows go (bounded deletes, on every replica). */
+  private async housekeeping(halfLifeMs: number): Promise<void> {
+    await this.demand.prune(halfLifeMs * PRUNE_AFTER_HALF_LIVES);
+    await this.passes.pruneEventWalks(EVENT_WALK_RETENTION_MS, 10_000);
+    await this.freshness.prune(FRESHNESS_RETENTION_MS);
+  }
+
   /** Adds the pending counts to the database, then re-reads the hot set (one statement each). */
   async flush(): Promise<void> {
     const counts = this.pending;
@@ -80,9 +95,7 @@ export class HotSet implements OnModuleInit {
     const { SYNC_HOT_DEMAND_HALF_LIFE_MS: halfLifeMs } = this.config;
     try {
       await this.demand.add(counts, halfLifeMs);
-      if (++this.flushes % PRUNE_EVERY_FLUSHES === 0) {
-        await this.demand.prune(halfLifeMs * PRUNE_AFTER_HALF_LIVES);
-      }
+      if (++this.flushes % PRUNE_EVERY_FLUSHES === 0) await this.housekeeping(halfLifeMs);
       const rows = await this.demand.hotSet({
         halfLifeMs,
         threshold: HOT_THRESHOLD,

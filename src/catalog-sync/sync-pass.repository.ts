@@ -129,6 +129,20 @@ export class SyncPassRepository {
     return rows;
   }
 
+  /**
+   * Deletes finished per-event passes (walks) older than `olderThanMs`, at most `limit` a call: hot walks write
+   * about a thousand rows a minute. Full passes are kept (their history is the operator's view).
+   */
+  async pruneEventWalks(olderThanMs: number, limit: number): Promise<number> {
+    const result = await this.sql.query(
+      `DELETE FROM sync_passes WHERE id IN (
+         SELECT id FROM sync_passes WHERE resource = 'event_listings' AND status IN ('completed', 'failed', 'cancelled')
+           AND finished_at < now() - make_interval(secs => $1::float8 / 1000) LIMIT $2)`,
+      [olderThanMs, limit],
+    );
+    return result.rowCount ?? 0;
+  }
+
   async get(id: string): Promise<SyncPassRecord | null> {
     if (!/^[0-9]{1,18}$/.test(id)) return null;
     const { rows } = await this.sql.query<PassRow>(`SELECT ${COLUMNS} FROM sync_passes WHERE id = $1`, [id]);

@@ -30,6 +30,7 @@ import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-C
 import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
 import { CreateEventFreshness1795829128029 } from '../../migrations/1795829128029-CreateEventFreshness';
 import { CreateEventDemand1795829129359 } from '../../migrations/1795829129359-CreateEventDemand';
+import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   CreateWebhookDeliveriesFailedIndex1795756749194,
   CreateEventFreshness1795829128029,
   CreateEventDemand1795829129359,
+  CreateSyncPassesRunningIndex1795831409600,
 ];
