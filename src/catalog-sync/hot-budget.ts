@@ -55,22 +55,22 @@ export interface HotCandidate {
 }
 
 /**
- * The due hot events, most urgent first: due when its data will be older than `targetMs` before the next tick
- * (age + tick ≥ target); urgency is age / target × log2(2 + demand), so the most stale and most demanded come
+ * The due hot events, most urgent first: due when its data will be older than `targetMs` by the time a walk
+ * started at the next tick would complete (age + `leadMs` ≥ target, lead = tick + a walk's duration); urgency is age / target × log2(2 + demand), so the most stale and most demanded come
  * first and a never-walked event (no data_as_of) before all. Pure.
  */
 export function dueWalks(
   events: readonly HotCandidate[],
   nowMs: number,
   targetMs: number,
-  tickMs: number,
+  leadMs: number,
   running: ReadonlySet<string>,
 ): HotCandidate[] {
   const urgency = new Map<HotCandidate, number>();
   for (const event of events) {
     if (running.has(event.eventId)) continue;
     const age = event.asOfMs === null ? Number.POSITIVE_INFINITY : nowMs - event.asOfMs;
-    if (age + tickMs < targetMs) continue;
+    if (age + leadMs < targetMs) continue;
     urgency.set(event, (Math.min(age, 1e12) / targetMs) * Math.log2(2 + Math.max(0, event.score)));
   }
   return [...urgency.keys()].sort((a, b) => (urgency.get(b) ?? 0) - (urgency.get(a) ?? 0));

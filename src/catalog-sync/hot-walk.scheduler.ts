@@ -10,8 +10,8 @@ import { DEMAND_FLUSH_MS, HotSet } from './hot-set';
 
 /**
  * The hot-walk scheduler (docs/catalog-sync.md "Live catalog"): on every replica with SYNC_ENABLED, a
- * durable-work loop ticks a few times per SYNC_HOT_TARGET_MS and starts a walk of each hot event whose data is
- * due, most stale × most demanded first, at most SYNC_HOT_CONCURRENCY at once here and paced to the hot share
+ * durable-work loop ticks a few times per SYNC_HOT_TARGET_MS and starts a walk of each hot event whose data
+ * would pass the target before the next tick plus a walk's duration (a moving average), most stale × most demanded first, at most SYNC_HOT_CONCURRENCY at once here and paced to the hot share
  * of this replica's upstream rate (hot-budget.ts). The event's lease makes each walk single-flight across
  * replicas: an event another replica walks now is skipped (`busy`) and counted as walked.
  */
@@ -20,6 +20,8 @@ export class HotWalkScheduler implements OnModuleInit {
   private readonly logger = new Logger('HotWalkScheduler');
   private readonly budget = new HotBudget();
   private readonly inFlight = new Set<string>();
+  /** How long a hot walk takes here (moving average, ms): a walk starts that much before its data is due. */
+  private walkMs = 300;
 
   constructor(
     private readonly sync: CatalogSyncService,
@@ -55,7 +57,7 @@ export class HotWalkScheduler implements OnModuleInit {
       this.hotSet.events(),
       this.clock.nowMs(),
       this.config.SYNC_HOT_TARGET_MS,
-      this.tickMs,
+      this.tickMs + this.walkMs,
       this.inFlight,
     );
     for (let i = 0; i < due.length; i++) {
@@ -83,7 +85,12 @@ export class HotWalkScheduler implements OnModuleInit {
         this.hotSet.walked(eventId, this.clock.nowMs());
         return;
       }
+      const begun = performance.now();
       const pass = await started.done;
+      this.walkMs = Math.min(
+        this.config.SYNC_HOT_TARGET_MS / 2,
+        0.8 * this.walkMs + 0.2 * (performance.now() - begun),
+      );
       this.budget.settle(estimatedPages, pass.pages);
       this.metrics.hotWalkFinished(pass.status);
       if (pass.status === 'completed') this.hotSet.walked(eventId, pass.startedAt.getTime(), pass.pages);

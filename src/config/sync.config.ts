@@ -61,7 +61,7 @@ export class SyncConfig {
    * data is older than this.
    */
   @EnvInt(500, DAY_MS)
-  SYNC_HOT_TARGET_MS = 3000;
+  SYNC_HOT_TARGET_MS = 2000;
 
   /** At most this many hot events (the most demanded first; events starting soon count as demanded). */
   @EnvInt(1, 100_000)
