@@ -3043,6 +3043,8 @@ export interface operations {
         min_price?: string;
         /** @description Highest ask, inclusive, in minor units (u64 decimal string); not below min_price */
         max_price?: string;
+        /** @description Only on an event's listing page. true: walk the event's listings upstream first (single-flight, within LISTINGS_FRESH_TIMEOUT_MS); if the walk does not complete in time, the page comes from the mirror with stale: true. Never answered from a client cache (max-age 0). */
+        fresh?: 'true' | 'false';
       };
       header?: {
         /** @description An ETag from an earlier answer: the answer is 304 Not Modified (no body, same ETag) while it is unchanged */
@@ -3596,6 +3598,8 @@ export interface operations {
         min_price?: string;
         /** @description Highest ask, inclusive, in minor units (u64 decimal string); not below min_price */
         max_price?: string;
+        /** @description Only on an event's listing page. true: walk the event's listings upstream first (single-flight, within LISTINGS_FRESH_TIMEOUT_MS); if the walk does not complete in time, the page comes from the mirror with stale: true. Never answered from a client cache (max-age 0). */
+        fresh?: 'true' | 'false';
       };
       header?: {
         /** @description An ETag from an earlier answer: the answer is 304 Not Modified (no body, same ETag) while it is unchanged */
