@@ -52,7 +52,8 @@ function eventPosition(position: readonly (string | null)[]): [string | null, st
 /**
  * The marketplace's read API over the mirror: events, one event with its listing summary, listing pages
  * sorted by exact price or recency, one listing (optionally re-read live). Every answer is rendered once
- * per (query, mirror state) and served from the exact response cache until the mirror moves on.
+ * per (query, mirror state) and served from the exact response cache until the mirror moves on. The listing rows
+ * of each rendered answer are noted for the served-accuracy sampler (CatalogMirrorService.noteServed).
  */
 @Injectable()
 export class ListingsService implements OnModuleInit, OnModuleDestroy {
@@ -167,6 +168,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       // An empty first page of one event: tell an unknown (404) or removed (410) event from one with nothing.
       if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);
       const page = keysetPage(rows, limit, positionOf, this.cursors, binding);
+      this.mirror.noteServed(page.items);
       return {
         items: page.items.map((r) => listingView(r, state)),
         next_cursor: page.next_cursor,
@@ -188,6 +190,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       const row = await (checkedLiveAt ? this.mirror.listing(...key) : this.listingReads.read(...key));
       if (!row) throw listingNotFound();
       if (row.removed_at) throw listingGone(row, checkedLiveAt);
+      this.mirror.noteServed([row]);
       return {
         ...listingView(row, context.state),
         checked_live_at: checkedLiveAt?.toISOString() ?? null,
