@@ -1,6 +1,8 @@
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ServedAccuracySampler } from '../../src/catalog-sync/served-accuracy.sampler';
+import { StatusRecorder } from '../../src/status/status.recorder';
+import type { StatusReport } from '../../src/status/status.report';
 import { UpstreamClient } from '../../src/upstream/upstream.client';
 import { bearer, issueTestKey, type TestClient } from '../support/auth-helpers';
 import {
@@ -146,5 +148,35 @@ describe('Live observations update the mirror; the served-accuracy sampler (e2e)
     expect(metrics).toMatch(/^mirror_served_stale_total\{reason="gone"\} [1-9]/m);
     expect(metrics).toMatch(/^mirror_observations_total\{source="checkout",result="changed"\} [1-9]/m);
     expect(metrics).toMatch(/^mirror_observations_total\{source="sampler",result="changed"\} [1-9]/m);
+  });
+
+  it('the status report carries the samples (GET /v1/admin/status catalog_accuracy), from the recorded minutes', async () => {
+    const sampler = t.app.get(ServedAccuracySampler);
+    const mine = sampler.view();
+    expect(mine.sampled).toBeGreaterThanOrEqual(2);
+    // One recorder tick writes this replica's counts to the current minute (as every STATUS_RECORD_INTERVAL_MS).
+    await t.app.get(StatusRecorder).tick();
+    // The report is reused for 2 s: a new one is built by then (bounded wait).
+    const admin = bearer((await issueTestKey(t.app, ['admin'])).key);
+    let report: StatusReport | undefined;
+    for (let i = 0; i < 30; i++) {
+      const res = await t.app.inject({ method: 'GET', url: '/v1/admin/status', headers: admin });
+      expect(res.statusCode).toBe(200);
+      report = res.json<StatusReport>();
+      if (report.catalog_accuracy.sampled_window >= mine.sampled) break;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    const sut = report?.catalog_accuracy;
+    expect(sut).toMatchObject({
+      sampling: false,
+      sample_interval_ms: 0,
+      sampled_window: mine.sampled,
+      stale_window: mine.stale,
+      window_samples: mine.window,
+    });
+    expect(sut?.accuracy_window).toBeCloseTo((mine.sampled - mine.stale) / mine.sampled, 2);
+    const points = sut?.accuracy_per_minute[0]?.points.filter((p) => p.value !== null) ?? [];
+    expect(points.length).toBeGreaterThanOrEqual(1);
+    expect(points.every((p) => (p.value ?? -1) >= 0 && (p.value ?? 101) <= 100)).toBe(true);
   });
 });
