@@ -113,6 +113,8 @@ function toView(c: StoredProtocolConfig): ProtocolConfigView {
 /** `work`, or the signal's reason if it aborts first (`work` goes on; its rejection is then ignored). */
 function waitFor<T>(work: Promise<T>, signal: AbortSignal | undefined): Promise<T> {
   if (!signal) return work;
+  // The shared fetch goes on for other callers: its failure must not go unhandled if this caller stops waiting.
+  work.catch(() => undefined);
   signal.throwIfAborted();
   return new Promise<T>((resolve, reject) => {
     const abort = (): void => reject(signal.reason as Error);
