@@ -97,6 +97,26 @@ for (const file of walk(join(root, 'src'))) {
   }
 }
 
+// The mirror has one owner (DESIGN.md, docs/catalog-sync.md "Ownership"): its tables are named in SQL only inside
+// src/catalog-sync/; every other module asks CatalogSyncService / CatalogMirrorService. Checked inside template
+// and quoted literals of src/ (the SQL), not in comments; tests and benches may read the mirror directly.
+const MIRROR_SQL =
+  /\b(?:FROM|JOIN|UPDATE|INTO|TABLE|EXISTS)\s+(?:ONLY\s+)?(?:public\.)?"?(events|listings|protocol_config|mirror_generation)\b/;
+const LITERAL = /`[^`]*`|'[^'\n]*'|"[^"\n]*"/g;
+for (const file of walk(join(root, 'src'))) {
+  const path = toPosix(relative(root, file));
+  if (path.startsWith('src/catalog-sync/') || path.endsWith('.spec.ts')) continue;
+  const text = readFileSync(file, 'utf8');
+  for (const literal of text.matchAll(LITERAL)) {
+    const hit = MIRROR_SQL.exec(literal[0]);
+    if (!hit) continue;
+    violations.push(
+      `${path}:${lineOf(text, literal.index + hit.index)}: SQL on the mirror table ${hit[1]} outside ` +
+        `src/catalog-sync/ (its owner: call CatalogSyncService or CatalogMirrorService)`,
+    );
+  }
+}
+
 if (violations.length > 0) {
   for (const v of violations) console.error(v);
   console.error(`${violations.length} dependency rule violation(s) (DESIGN.md, rules of the house)`);
@@ -104,5 +124,5 @@ if (violations.length > 0) {
 }
 console.log(
   'dependency rules hold: every *.entity.ts is used only by its owning module, tests and migrations; ' +
-    'lease SQL only in src/durable-work/',
+    'lease SQL only in src/durable-work/; mirror tables in SQL only in src/catalog-sync/',
 );

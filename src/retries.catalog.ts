@@ -7,6 +7,8 @@ import { SyncConfig } from './config/sync.config';
 import { TransactionsConfig } from './config/transactions.config';
 import { UpstreamConfig } from './config/upstream.config';
 import { WebhooksConfig } from './config/webhooks.config';
+import { OBSERVATION_WRITE_TIMEOUT_MS } from './catalog-sync/mirror-observations';
+import { SAMPLE_WALK_TIMEOUT_MS } from './catalog-sync/served-accuracy.sampler';
 import { MAX_STEPS_PER_DRIVE } from './checkout/checkout.driver';
 import { WAIT_POLL_MS } from './checkout/checkout.service';
 import { FRESH_READ_MAX_WALKS } from './listings/live-listing.reader';
@@ -97,8 +99,6 @@ export interface RetrySetting {
 
 // ---- code constants: imported where their file exports them; the inline ones below are copies (keep in step) --
 
-/** src/checkout/checkout.integrator.ts `CACHE_MS` (not exported): protocol config reuse by revalidation. */
-export const CHECKOUT_PROTOCOL_CONFIG_CACHE_MS = 5 * 60_000;
 /** src/upstream/listing-search.ts, `maxPages: 10_000` of a one-listing search walk (inline). */
 export const REVALIDATION_MAX_PAGES = 10_000;
 /** src/checkout/checkout.service.ts `WAIT_POLL_MS`: `GET /v1/orders/{id}?wait=` re-reads. */
@@ -371,11 +371,6 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       bounds: 'pages of one revalidation walk (and of one `?fresh=true` walk)',
       where: 'src/upstream/listing-search.ts `maxPages`',
     }),
-    constant('checkout', 'protocol config cache', CHECKOUT_PROTOCOL_CONFIG_CACHE_MS, {
-      unit: 'ms',
-      bounds: 'reuse of the protocol config by revalidation (at most one read per this, per replica)',
-      where: 'src/checkout/checkout.integrator.ts `CACHE_MS`',
-    }),
     constant('checkout', 'WAIT_POLL_MS', ORDER_WAIT_POLL_MS, {
       unit: 'ms',
       bounds: 'database re-reads of a `?wait=` request',
@@ -453,8 +448,10 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
     }),
     sy('SYNC_PROTOCOL_CONFIG_REFRESH_MS', {
       unit: 'ms',
-      bounds: 'pause between protocol config refetches (a failed one keeps the cached config)',
-      where: `${CFG}sync.config.ts → catalog-sync/catalog-sync.scheduler.ts`,
+      bounds:
+        'pause between protocol config refetches (a failed one keeps the cached config); also the age past ' +
+        'which a replica re-reads the stored config: the one cache checkout, selling and the read API use',
+      where: `${CFG}sync.config.ts → catalog-sync/catalog-sync.scheduler.ts, catalog-sync/protocol-config.cache.ts`,
     }),
     sy('SYNC_PAGE_SIZE', {
       unit: 'count',
@@ -475,6 +472,25 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       unit: 'ms',
       bounds: 'progress log lines of a running pass',
       where: `${CFG}sync.config.ts → catalog-sync/sync-pass.runner.ts`,
+    }),
+    sy('MIRROR_ACCURACY_SAMPLE_INTERVAL_MS', {
+      unit: 'ms',
+      bounds:
+        "pause between two served-accuracy samples of a replica (one live walk of a served listing's event each: " +
+        '0.2 upstream page/s per replica at the default, for events of up to 1,000 listings); 0 = off',
+      where: `${CFG}sync.config.ts → catalog-sync/served-accuracy.sampler.ts`,
+    }),
+    constant('catalog-sync', 'SAMPLE_WALK_TIMEOUT_MS', SAMPLE_WALK_TIMEOUT_MS, {
+      unit: 'ms',
+      bounds: "one accuracy sample's live walk (cut after this; the sample then decides nothing)",
+      where: 'src/catalog-sync/served-accuracy.sampler.ts `SAMPLE_WALK_TIMEOUT_MS`',
+    }),
+    constant('catalog-sync', 'OBSERVATION_WRITE_TIMEOUT_MS', OBSERVATION_WRITE_TIMEOUT_MS, {
+      unit: 'ms',
+      bounds:
+        "wait of checkout's revalidation (and of a sample) for the mirror write of what it observed; past it the " +
+        'step goes on and the write finishes, or fails, on its own (counted, logged)',
+      where: 'src/catalog-sync/mirror-observations.ts `OBSERVATION_WRITE_TIMEOUT_MS`',
     }),
     constant('catalog-sync', 'WRITE_MAX_DELAY_MS', SYNC_WRITE_MAX_DELAY_MS, {
       unit: 'ms',

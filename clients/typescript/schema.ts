@@ -5709,6 +5709,106 @@ export interface operations {
            *           "reason": null
            *         }
            *       },
+           *       "catalog_accuracy": {
+           *         "sampling": true,
+           *         "sample_interval_ms": 5000,
+           *         "accuracy_now": 0.98,
+           *         "window_samples": 100,
+           *         "sampled_window": 36,
+           *         "stale_window": 1,
+           *         "accuracy_window": 0.972,
+           *         "accuracy_per_minute": [
+           *           {
+           *             "label": "buyable %",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 100
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 91.7
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 100
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "samples_per_minute": [
+           *           {
+           *             "label": "sampled",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 12
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 12
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 12
+           *               }
+           *             ]
+           *           },
+           *           {
+           *             "label": "stale",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 0
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 1
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 0
+           *               }
+           *             ]
+           *           }
+           *         ],
+           *         "staleness_seconds": [
+           *           {
+           *             "label": "cold",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 41.2
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 55
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 12.5
+           *               }
+           *             ]
+           *           },
+           *           {
+           *             "label": "hot",
+           *             "points": [
+           *               {
+           *                 "at": "2026-11-27T12:00:00.000Z",
+           *                 "value": 2.1
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:01:00.000Z",
+           *                 "value": 1.8
+           *               },
+           *               {
+           *                 "at": "2026-11-27T12:02:00.000Z",
+           *                 "value": 2.4
+           *               }
+           *             ]
+           *           }
+           *         ]
+           *       },
            *       "webhooks": {
            *         "undelivered": 2,
            *         "failed_24h": 0,
@@ -5845,6 +5945,39 @@ export interface operations {
                 code: string | null;
                 reason: string | null;
               };
+            };
+            catalog_accuracy: {
+              sampling: boolean;
+              sample_interval_ms: number;
+              accuracy_now: number | null;
+              window_samples: number;
+              sampled_window: number;
+              stale_window: number;
+              accuracy_window: number | null;
+              accuracy_per_minute: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+              samples_per_minute: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
+              staleness_seconds: {
+                label: string;
+                points: {
+                  /** Format: date-time */
+                  at: string;
+                  value: number | null;
+                }[];
+              }[];
             };
             webhooks: {
               undelivered: number;

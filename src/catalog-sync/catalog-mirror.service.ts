@@ -14,6 +14,9 @@ import type {
   MirrorState,
 } from './catalog-mirror.types';
 import { MirrorGenerationListener } from './mirror-generation.listener';
+import { MirrorObservations } from './mirror-observations';
+import type { ObservationSource } from './served-accuracy.metrics';
+import { ServedAccuracySampler, type ServedAccuracyView } from './served-accuracy.sampler';
 
 /**
  * Read access to the mirror for the read API (events/listings pages, one event, one listing, summaries),
@@ -28,6 +31,8 @@ export class CatalogMirrorService implements OnModuleDestroy {
   constructor(
     private readonly repository: CatalogMirrorRepository,
     @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly observations: MirrorObservations,
+    private readonly sampler: ServedAccuracySampler,
   ) {}
 
   /** Active listings in keyset order, `limit + 1` rows (the extra one says whether more follow). */
@@ -87,6 +92,32 @@ export class CatalogMirrorService implements OnModuleDestroy {
    */
   applyLiveListing(observation: LiveListingObservation): Promise<LiveListingResult> {
     return this.repository.applyLiveListing(observation);
+  }
+
+  /**
+   * A live observation made by another module (checkout's revalidation found the listing gone or repriced): applied
+   * as `applyLiveListing` does, but never at the caller's expense — a failed write is logged and counted
+   * (`mirror_observations_total`), never thrown, and waited for OBSERVATION_WRITE_TIMEOUT_MS at most. Null when it
+   * failed or took longer. Stamp `observedAt` with DatabaseClock before the live read (live-listing.reader.ts).
+   */
+  applyObservation(
+    observation: LiveListingObservation,
+    source: ObservationSource,
+  ): Promise<LiveListingResult | null> {
+    return this.observations.apply(observation, source);
+  }
+
+  /**
+   * The read API's served rows, for the served-accuracy sampler (docs/catalog-sync.md "Served accuracy"):
+   * synchronous, O(rows), bounded memory. Call it with the listing rows an answer carries when it is rendered.
+   */
+  noteServed(rows: readonly ListingRow[]): void {
+    this.sampler.noteServed(rows);
+  }
+
+  /** This replica's sampler figures (totals since start, the window's accuracy): the status page asks this. */
+  servedAccuracy(): ServedAccuracyView {
+    return this.sampler.view();
   }
 
   async onModuleDestroy(): Promise<void> {

@@ -25,9 +25,12 @@ import { ListingEntity } from './listing.entity';
 import { ListingRepository } from './listing.repository';
 import { MirrorGenerationEntity } from './mirror-generation.entity';
 import { MirrorGenerationRepository } from './mirror-generation.repository';
+import { MirrorObservations } from './mirror-observations';
 import { ProtocolConfigCache } from './protocol-config.cache';
 import { ProtocolConfigEntity } from './protocol-config.entity';
 import { ProtocolConfigRepository } from './protocol-config.repository';
+import { ServedAccuracyMetrics } from './served-accuracy.metrics';
+import { ServedAccuracySampler } from './served-accuracy.sampler';
 import { SYNC_LEASE_QUEUE } from './sync-lease';
 import { SyncPassEntity } from './sync-pass.entity';
 import { SyncPassRepository } from './sync-pass.repository';
@@ -89,6 +92,13 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
         new SyncMetrics(metrics?.registry, () => clock.nowMs()),
       inject: [DatabaseClock, { token: MetricsService, optional: true }],
     },
+    {
+      provide: ServedAccuracyMetrics,
+      useFactory: (metrics?: MetricsService) => new ServedAccuracyMetrics(metrics?.registry),
+      inject: [{ token: MetricsService, optional: true }],
+    },
+    MirrorObservations,
+    ServedAccuracySampler,
     EventRepository,
     ListingRepository,
     HotSet,

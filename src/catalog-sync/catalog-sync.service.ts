@@ -16,6 +16,7 @@ import {
 } from './sync-pass.status';
 import { ProtocolConfigCache, type ProtocolConfigView } from './protocol-config.cache';
 import { HotSet } from './hot-set';
+import type { UpstreamCallOptions } from '../upstream/upstream.types';
 
 /** How often a walk of an event running on another replica is looked up while a caller waits for it. */
 const REMOTE_WALK_POLL_MS = 100;
@@ -318,6 +319,17 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   /** The cached protocol config (memory, else the database, else fetched now); null if never obtained. */
   protocolConfig(): Promise<ProtocolConfigView | null> {
     return this.protocolConfigs.view();
+  }
+
+  /**
+   * The cached protocol config; when none was ever obtained, fetched now through the same one cache, and its
+   * failure thrown (an UpstreamError; or the abort reason when `signal` ends the wait). Checkout and selling use
+   * this: the service has one protocol-config cache.
+   */
+  requireProtocolConfig(
+    options: Pick<UpstreamCallOptions, 'signal' | 'requestId'> = {},
+  ): Promise<ProtocolConfigView> {
+    return this.protocolConfigs.require(options);
   }
 
   /** Fetches (validated by the client) and stores the protocol config; one fetch at a time. */

@@ -1,11 +1,12 @@
 import { Injectable } from '@nestjs/common';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
+import { DatabaseClock } from '../database/database-clock';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { searchActiveListing } from '../upstream/listing-search';
-import type { AcceptOfferV2Params } from '../upstream/upstream.types';
-
-const CACHE_MS = 5 * 60_000;
+import type { AcceptOfferV2Params, ActiveListing } from '../upstream/upstream.types';
 
 export type Revalidation =
   | { kind: 'ok'; batch: Record<string, unknown>; decimals: number }
@@ -25,32 +26,49 @@ export interface RevalidationInput {
  * Live revalidation for checkout: walks the upstream's active listings of the event (never the mirror),
  * bounded by CHECKOUT_REVALIDATE_TIMEOUT_MS, and builds the accept_offer_v2 batch from the live item
  * (seller_payout, permit_version, royalty_destinations, ticket_type_config, stablecoin_mint) plus the
- * integrator-level addresses (CHECKOUT_INTEGRATOR_* or the protocol config) — never from the caller.
+ * integrator-level addresses (CHECKOUT_INTEGRATOR_* or the protocol config, from catalog sync's one cache) —
+ * never from the caller.
  */
 @Injectable()
 export class CheckoutIntegrator {
-  private protocol: { at: number; raw: Record<string, unknown>; decimals: number } | null = null;
-
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly config: CheckoutConfig,
+    private readonly sync: CatalogSyncService,
+    private readonly mirror: CatalogMirrorService,
+    private readonly clock: DatabaseClock,
   ) {}
 
   /**
    * `gone` only on a complete walk that proves the listing absent (listing-search.ts). Throws UpstreamError (or
    * AppError) when the upstream cannot answer in time, or when items with null identifiers could be the listing:
    * the outcome is then unknown, and the order's revalidate step retries it (bounded by its give-up).
+   *
+   * Every observation counts: a listing found gone or at another price is applied to its mirror row before the
+   * answer (CatalogMirrorService.applyObservation: guarded by `observed_at`, stamped on the database clock before
+   * the walk; a failed or slow write is logged and counted, and holds the step OBSERVATION_WRITE_TIMEOUT_MS at most).
    */
   async revalidate(input: RevalidationInput): Promise<Revalidation> {
     const signal = AbortSignal.timeout(this.config.CHECKOUT_REVALIDATE_TIMEOUT_MS);
     const requestId = input.requestId ?? undefined;
+    const observedAt = this.clock.now();
     const search = await searchActiveListing(this.upstream, { ...input, signal, requestId });
-    if (search.kind === 'absent') return { kind: 'gone' };
+    const observe = (live: ActiveListing | null) =>
+      this.mirror.applyObservation(
+        { eventId: input.eventId, ticketId: input.ticketId, live, observedAt },
+        'checkout',
+      );
+    if (search.kind === 'absent') {
+      await observe(null);
+      return { kind: 'gone' };
+    }
     // Items with null identifiers could be this listing: not proof either way, so the attempt retries.
     if (search.kind === 'undecided') throw undecided(search.maybe);
     const found = search.listing;
-    if (found.askPriceMinor !== input.expectedPriceMinor)
+    if (found.askPriceMinor !== input.expectedPriceMinor) {
+      await observe(found);
       return { kind: 'price_changed', currentPriceMinor: found.askPriceMinor };
+    }
     const allow = found.raw.buyer_allow;
     if (typeof allow === 'string' && allow !== input.buyerAddress) return { kind: 'restricted' };
     const protocol = await this.protocolConfig(signal, requestId);
@@ -78,7 +96,7 @@ export class CheckoutIntegrator {
     return { kind: 'ok', batch: wireBatch(params), decimals: protocol.decimals };
   }
 
-  /** `stablecoin_decimals` of the protocol config (cached), or null when the upstream cannot say now. */
+  /** `stablecoin_decimals` of the protocol config (the one cache), or null when it cannot be had now. */
   async decimals(): Promise<number | null> {
     try {
       return (await this.protocolConfig()).decimals;
@@ -97,14 +115,13 @@ export class CheckoutIntegrator {
     return value;
   }
 
+  /** The protocol config from catalog sync's one cache (a live fetch through it when it has none; errors thrown). */
   private async protocolConfig(
     signal?: AbortSignal,
     requestId?: string,
   ): Promise<{ raw: Record<string, unknown>; decimals: number }> {
-    if (this.protocol && Date.now() - this.protocol.at < CACHE_MS) return this.protocol;
-    const config = await this.upstream.getProtocolConfig({ signal, requestId });
-    this.protocol = { at: Date.now(), raw: config.raw, decimals: config.stablecoinDecimals };
-    return this.protocol;
+    const config = await this.sync.requireProtocolConfig({ signal, requestId });
+    return { raw: config.raw, decimals: config.stablecoinDecimals };
   }
 }
 

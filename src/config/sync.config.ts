@@ -52,6 +52,14 @@ export class SyncConfig {
   @EnvInt(1000, 7 * DAY_MS)
   SYNC_PROTOCOL_CONFIG_REFRESH_MS = 3_600_000;
 
+  /**
+   * The served-accuracy sampler (docs/catalog-sync.md "Served accuracy"): every this long each replica re-reads live
+   * one listing it served in the last minute (one walk of that listing's event: one upstream page for an event of up
+   * to 1,000 listings). 0 = off.
+   */
+  @EnvInt(0, 3_600_000)
+  MIRROR_ACCURACY_SAMPLE_INTERVAL_MS = 5000;
+
   /** Progress of a running pass is logged at most this often. */
   @EnvInt(100, 600_000)
   SYNC_PROGRESS_LOG_MS = 5000;

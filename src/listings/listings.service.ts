@@ -53,7 +53,8 @@ function eventPosition(position: readonly (string | null)[]): [string | null, st
 /**
  * The marketplace's read API over the mirror: events, one event with its listing summary, listing pages
  * sorted by exact price or recency, one listing (optionally re-read live). Every answer is rendered once
- * per (query, mirror state) and served from the exact response cache until the mirror moves on.
+ * per (query, mirror state) and served from the exact response cache until the mirror moves on. The listing rows
+ * of each rendered answer are noted for the served-accuracy sampler (CatalogMirrorService.noteServed).
  */
 @Injectable()
 export class ListingsService implements OnModuleInit, OnModuleDestroy {
@@ -200,6 +201,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);
       const page = keysetPage(rows, limit, positionOf, this.cursors, binding);
       const asOf = own ?? listings;
+      this.mirror.noteServed(page.items);
       return {
         items: page.items.map((r) => listingView(r, state, asOf.data_as_of)),
         next_cursor: page.next_cursor,
@@ -241,6 +243,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       if (!row) throw listingNotFound();
       if (row.removed_at) throw listingGone(row, checkedLiveAt);
       const asOf = context.event ?? context.listings;
+      this.mirror.noteServed([row]);
       return {
         ...listingView(row, context.state, asOf.data_as_of),
         checked_live_at: checkedLiveAt?.toISOString() ?? null,

@@ -7,7 +7,9 @@ import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
  * This replica's view of the mirror state (generation, last completed passes, protocol config): read
  * at startup, re-read on every `mirror_generation` notification and every `refreshMs` (a pass that
  * completes without changing a row bumps nothing but moves `data_as_of`). Reads never overlap; a
- * notification arriving during a read triggers one more read, so the last commit is never missed.
+ * notification arriving during a read triggers one more read, so the last commit is never missed. The table
+ * and the notification channel (`mirror_generation`) are catalog-sync's, the mirror's one owner: this tracker
+ * only asks CatalogMirrorService (readState, readGenerationKey, watchGeneration) and names no table in SQL.
  */
 export class MirrorStateTracker {
   private readonly logger = new Logger(MirrorStateTracker.name);

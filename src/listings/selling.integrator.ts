@@ -1,4 +1,5 @@
 import { Injectable } from '@nestjs/common';
+import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { AppError } from '../common/app-error';
 import { TransactionsConfig } from '../config/transactions.config';
 import { UpstreamClient } from '../upstream/upstream.client';
@@ -10,22 +11,23 @@ export interface IntegratorAddresses {
   stablecoinMint: string;
 }
 
-const CACHE_MS = 5 * 60_000;
+/** Reuse of the events walk that found an event's ticket_type_config. */
+const TICKET_TYPE_CACHE_MS = 5 * 60_000;
 
 /**
  * Integrator-level addresses for list_ticket_v2: SELLING_* configuration first, else the upstream protocol
- * config (`integrator_identity`, `integrator_authority`, `fee_payer`, `stablecoin_mint`; the sandbox serves
- * all four, so zero configuration works against it). Never from the caller. Also the event's
+ * config (`integrator_identity`, `integrator_authority`, `fee_payer`, `stablecoin_mint`, from catalog sync's one
+ * protocol-config cache; the sandbox serves all four, so zero configuration works against it). Never from the caller. Also the event's
  * `ticket_type_config`, which list_ticket_v2 must repeat, read from the upstream's upcoming events.
  */
 @Injectable()
 export class SellingIntegrator {
-  private protocol: { at: number; raw: Record<string, unknown> } | null = null;
   private readonly ticketTypes = new Map<string, { at: number; value: string | null }>();
 
   constructor(
     private readonly upstream: UpstreamClient,
     private readonly config: TransactionsConfig,
+    private readonly sync: CatalogSyncService,
   ) {}
 
   async addresses(): Promise<IntegratorAddresses> {
@@ -37,7 +39,8 @@ export class SellingIntegrator {
       stablecoinMint: c.SELLING_STABLECOIN_MINT,
     };
     if (Object.values(configured).every((v) => v !== undefined)) return configured as IntegratorAddresses;
-    const raw = await this.protocolConfig();
+    // The one cache (a live fetch through it when it has none; an UpstreamError is mapped by the caller).
+    const { raw } = await this.sync.requireProtocolConfig();
     const pick = (value: string | undefined, field: string): string => {
       const found = value ?? raw[field];
       if (typeof found !== 'string' || found.length === 0)
@@ -58,7 +61,7 @@ export class SellingIntegrator {
   /** The event's ticket_type_config (null when it has none); undefined when the event is not upcoming. */
   async ticketTypeConfig(eventId: bigint): Promise<string | null | undefined> {
     const cached = this.ticketTypes.get(eventId.toString());
-    if (cached && Date.now() - cached.at < CACHE_MS) return cached.value;
+    if (cached && Date.now() - cached.at < TICKET_TYPE_CACHE_MS) return cached.value;
     for await (const page of this.upstream.walkUpcomingEvents({ limit: 1000, maxPages: 1000 })) {
       for (const event of page.items) {
         if (event.eventId === null) continue;
@@ -70,12 +73,5 @@ export class SellingIntegrator {
       }
     }
     return this.ticketTypes.get(eventId.toString())?.value;
-  }
-
-  private async protocolConfig(): Promise<Record<string, unknown>> {
-    if (this.protocol && Date.now() - this.protocol.at < CACHE_MS) return this.protocol.raw;
-    const config = await this.upstream.getProtocolConfig();
-    this.protocol = { at: Date.now(), raw: config.raw };
-    return config.raw;
   }
 }

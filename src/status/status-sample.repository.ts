@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import type { MinuteFigure, UpstreamDelta } from './status.aggregation';
+import type { MinuteDelta, MinuteFigure } from './status.aggregation';
 
 /** A stored sample as read back (epoch ms of the minute's start, database clock). */
 export interface StoredSample {
@@ -18,8 +18,11 @@ export interface StoredSample {
 export class StatusSampleRepository {
   constructor(private readonly dataSource: DataSource) {}
 
-  /** Adds this replica's upstream counts to the current minute's rows (the database clock decides the minute). */
-  async addToCurrentMinute(instanceId: string, deltas: readonly UpstreamDelta[]): Promise<void> {
+  /**
+   * Adds this replica's counts (upstream attempts, accuracy samples, staleness sums) to the current minute's rows
+   * (the database clock decides the minute).
+   */
+  async addToCurrentMinute(instanceId: string, deltas: readonly MinuteDelta[]): Promise<void> {
     if (deltas.length === 0) return;
     await this.dataSource.query(
       `INSERT INTO status_samples (figure, label, instance_id, minute, value)

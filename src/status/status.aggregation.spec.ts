@@ -1,6 +1,9 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  accuracyPercent,
+  counterDeltas,
+  meanOrNull,
   MINUTE_MS,
   classifySyncFailure,
   ORDERS_RECORDED,
@@ -228,5 +231,59 @@ describe(orderFigures.name, () => {
       marker: { figure: ORDERS_RECORDED, label: '', minute: 0, value: 0 },
       figures: [],
     });
+  });
+});
+
+describe(counterDeltas.name, () => {
+  it('adds what each total grew by, nothing for one that did not, from zero for one that went down', () => {
+    const before = new Map([
+      ['mirror.sampled|', 10],
+      ['mirror.stale|', 2],
+      ['mirror.staleness_sum|hot', 50],
+    ]);
+    const now = new Map([
+      ['mirror.sampled|', 13],
+      ['mirror.stale|', 2],
+      ['mirror.staleness_sum|hot', 4],
+      ['mirror.staleness_count|cold', 1],
+    ]);
+    expect(counterDeltas(before, now)).toEqual([
+      { figure: 'mirror.sampled', label: '', value: 3 },
+      { figure: 'mirror.staleness_sum', label: 'hot', value: 4 },
+      { figure: 'mirror.staleness_count', label: 'cold', value: 1 },
+    ]);
+  });
+
+  it('summed over readings, equals the growth of each total that never went down', () => {
+    fc.assert(
+      fc.property(fc.array(fc.nat(1000), { minLength: 1, maxLength: 20 }), (steps) => {
+        let total = 0;
+        let before = new Map<string, number>();
+        let sum = 0;
+        for (const step of steps) {
+          total += step;
+          const now = new Map([['f|l', total]]);
+          sum += counterDeltas(before, now).reduce((a, d) => a + d.value, 0);
+          before = now;
+        }
+        expect(sum).toBe(total);
+      }),
+    );
+  });
+});
+
+describe(accuracyPercent.name, () => {
+  it('is the buyable share in percent to one decimal, null without samples, never below 0', () => {
+    expect(accuracyPercent(0, 0)).toBeNull();
+    expect(accuracyPercent(12, 1)).toBe(91.7);
+    expect(accuracyPercent(10, 0)).toBe(100);
+    expect(accuracyPercent(3, 5)).toBe(0);
+  });
+});
+
+describe(meanOrNull.name, () => {
+  it('is sum / count to two decimals, null when nothing was counted', () => {
+    expect(meanOrNull(10, 3)).toBe(3.33);
+    expect(meanOrNull(5, 0)).toBeNull();
   });
 });

@@ -62,8 +62,15 @@ export function retentionCutoff(nowMs: number, hours: number): number {
   return minuteOf(nowMs) - hours * HOUR_MS;
 }
 
+/** A per-replica count to add to the current minute's row (`instance_id` = the replica). */
+export interface MinuteDelta {
+  figure: string;
+  label: string;
+  value: number;
+}
+
 /** A per-replica upstream sample to add to the current minute's row. */
-export interface UpstreamDelta {
+export interface UpstreamDelta extends MinuteDelta {
   figure: 'upstream.requests' | 'upstream.errors' | 'upstream.throttled';
   label: string;
   value: number;
@@ -185,4 +192,40 @@ export function orderFigures(
   if (p50 !== null) figures.push({ figure: 'orders.final_p50_ms', label: '', minute, value: p50 });
   if (p99 !== null) figures.push({ figure: 'orders.final_p99_ms', label: '', minute, value: p99 });
   return { marker, figures };
+}
+
+/** Per-replica figures of the served-accuracy sampler and the read path's staleness (docs/status.md). */
+export const MIRROR_SAMPLED = 'mirror.sampled';
+export const MIRROR_STALE = 'mirror.stale';
+export const MIRROR_STALENESS_SUM = 'mirror.staleness_sum';
+export const MIRROR_STALENESS_COUNT = 'mirror.staleness_count';
+
+/**
+ * What each total keyed `figure|label` grew by since the last reading, as rows to add to the current minute; a
+ * total that went down (a restart, a reset registry) counts from zero, one that did not grow adds nothing.
+ */
+export function counterDeltas(
+  before: ReadonlyMap<string, number>,
+  now: ReadonlyMap<string, number>,
+): MinuteDelta[] {
+  const deltas: MinuteDelta[] = [];
+  for (const [key, total] of now) {
+    const previous = before.get(key) ?? 0;
+    const value = total >= previous ? total - previous : total;
+    if (value <= 0) continue;
+    const split = key.indexOf('|');
+    deltas.push({ figure: key.slice(0, split), label: key.slice(split + 1), value });
+  }
+  return deltas;
+}
+
+/** Buyable share in percent (one decimal) of `sampled` samples of which `stale` were not; null with no sample. */
+export function accuracyPercent(sampled: number, stale: number): number | null {
+  if (sampled <= 0) return null;
+  return Math.round((1000 * Math.max(0, sampled - stale)) / sampled) / 10;
+}
+
+/** `sum / count` to two decimals, null when nothing was counted (a gap in a plot, not a zero). */
+export function meanOrNull(sum: number, count: number): number | null {
+  return count > 0 ? Math.round((sum / count) * 100) / 100 : null;
 }

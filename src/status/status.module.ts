@@ -1,5 +1,6 @@
 import { DatabaseClockModule } from '../database/database-clock.module';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { AdminStatusController } from './admin-status.controller';
 import { StatusAccess } from './status.access';
@@ -25,7 +26,8 @@ export class StatusModule {
   static forRoot(options: { pageEnabled: boolean }): DynamicModule {
     return {
       module: StatusModule,
-      imports: [DatabaseClockModule, DurableWorkModule],
+      // CatalogSyncModule: the served-accuracy figures are asked of CatalogMirrorService (no SQL on its tables).
+      imports: [DatabaseClockModule, DurableWorkModule, CatalogSyncModule],
       controllers: options.pageEnabled
         ? [StatusPageController, AdminStatusController]
         : [AdminStatusController],

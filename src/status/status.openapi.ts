@@ -80,6 +80,18 @@ export const STATUS_REPORT_SCHEMA: SchemaObject = obj({
       reason: nullable(str),
     }),
   }),
+  catalog_accuracy: obj({
+    sampling: { type: 'boolean' },
+    sample_interval_ms: int,
+    accuracy_now: nullable(num),
+    window_samples: int,
+    sampled_window: int,
+    stale_window: int,
+    accuracy_window: nullable(num),
+    accuracy_per_minute: series,
+    samples_per_minute: series,
+    staleness_seconds: series,
+  }),
   webhooks: obj({
     undelivered: int,
     failed_24h: int,
@@ -167,6 +179,24 @@ export const STATUS_REPORT_EXAMPLE: StatusReport = {
       code: null,
       reason: null,
     },
+  },
+  catalog_accuracy: {
+    sampling: true,
+    sample_interval_ms: 5000,
+    accuracy_now: 0.98,
+    window_samples: 100,
+    sampled_window: 36,
+    stale_window: 1,
+    accuracy_window: 0.972,
+    accuracy_per_minute: [{ label: 'buyable %', points: points([100, 91.7, 100]) }],
+    samples_per_minute: [
+      { label: 'sampled', points: points([12, 12, 12]) },
+      { label: 'stale', points: points([0, 1, 0]) },
+    ],
+    staleness_seconds: [
+      { label: 'cold', points: points([41.2, 55, 12.5]) },
+      { label: 'hot', points: points([2.1, 1.8, 2.4]) },
+    ],
   },
   webhooks: {
     undelivered: 2,

@@ -59,6 +59,18 @@ function report(): StatusReport {
       request_rate_per_second: 0.18,
       key_check: { ok: true, environment: 'sandbox', checked_at: at(3), code: null, reason: null },
     },
+    catalog_accuracy: {
+      sampling: true,
+      sample_interval_ms: 5000,
+      accuracy_now: 0.97,
+      window_samples: 100,
+      sampled_window: 48,
+      stale_window: 2,
+      accuracy_window: 0.958,
+      accuracy_per_minute: [line('buyable %', [100, 91.7, null, 100])],
+      samples_per_minute: [line('sampled', [12, 12, 0, 12]), line('stale', [0, 1, 0, 0])],
+      staleness_seconds: [line('hot', [2, 3, null, 2]), line('cold', [40, 41, null, 50])],
+    },
     webhooks: {
       undelivered: 4,
       failed_24h: 1,
@@ -79,9 +91,9 @@ function report(): StatusReport {
 }
 
 describe(renderPanels.name, () => {
-  it('has the five panels, each with its figures', () => {
+  it('has the six panels, each with its figures', () => {
     const sut = renderPanels(report());
-    for (const panel of ['sync', 'orders', 'upstream', 'webhooks', 'replicas']) {
+    for (const panel of ['sync', 'orders', 'upstream', 'accuracy', 'webhooks', 'replicas']) {
       expect(sut).toContain(`data-panel="${panel}"`);
     }
     expect(sut).toContain('auth');
@@ -91,15 +103,32 @@ describe(renderPanels.name, () => {
     expect(sut).toContain('host-1:123');
     expect(sut).toContain('e-1');
     expect(sut).toContain('1m 35s');
+    expect(sut).toContain('95.8 %');
+    expect(sut).toContain('97 % of its last 100 samples');
   });
 
   it("names the window the upstream table's requests, errors and 429s are counted over", () => {
     expect(renderPanels(report())).toContain('By operation, last 4 min (every replica)');
   });
 
-  it('draws the five plots: sync items/s, finals per minute, time to final, upstream requests and errors', () => {
+  it('draws the eight plots: sync items/s, finals, time to final, upstream requests and errors, accuracy, samples, data age', () => {
     const sut = renderPanels(report());
-    expect(sut.match(/<figure class="plot"/g)).toHaveLength(5);
+    expect(sut.match(/<figure class="plot"/g)).toHaveLength(8);
+    expect(sut).toContain('data-plot="Served listings still buyable at the served price"');
+  });
+
+  it('says so instead of drawing an empty data-age plot when no staleness was recorded, or sampling is off', () => {
+    const r = report();
+    r.catalog_accuracy = {
+      ...r.catalog_accuracy,
+      sampling: false,
+      accuracy_now: null,
+      staleness_seconds: [],
+    };
+    const sut = renderPanels(r);
+    expect(sut.match(/<figure class="plot"/g)).toHaveLength(7);
+    expect(sut).toContain('No served-data age recorded (mirror_staleness_seconds).');
+    expect(sut).toContain('not sampling (MIRROR_ACCURACY_SAMPLE_INTERVAL_MS=0)');
   });
 
   it('never lets a recorded error text become markup', () => {

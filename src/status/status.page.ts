@@ -109,6 +109,32 @@ function upstreamPanel(upstream: StatusReport['upstream'], minutes: number): str
   );
 }
 
+/** Share 0..1 → "97.2 %"; null → "—". */
+const percent = (share: number | null): string =>
+  share === null ? '—' : `${Math.round(share * 1000) / 10} %`;
+
+function accuracyPanel(a: StatusReport['catalog_accuracy'], minutes: number): string {
+  return (
+    `<section class="panel" data-panel="accuracy"><h2>Catalog accuracy</h2>` +
+    facts([
+      [`buyable, last ${minutes} min (every replica)`, `<b>${percent(a.accuracy_window)}</b>`],
+      ['samples, stale', `${shortNumber(a.sampled_window)}, ${shortNumber(a.stale_window)}`],
+      [
+        'this replica',
+        a.sampling
+          ? `${percent(a.accuracy_now)} of its last ${a.window_samples} samples · one every ${shortNumber(a.sample_interval_ms / 1000)} s`
+          : 'not sampling (MIRROR_ACCURACY_SAMPLE_INTERVAL_MS=0)',
+      ],
+    ]) +
+    linePlot('Served listings still buyable at the served price', a.accuracy_per_minute, '% per minute') +
+    linePlot('Accuracy samples per minute', a.samples_per_minute) +
+    (a.staleness_seconds.length > 0
+      ? linePlot('Age of served data, mean per minute', a.staleness_seconds, 's, by tier')
+      : `<p class="empty">No served-data age recorded (mirror_staleness_seconds).</p>`) +
+    `</section>`
+  );
+}
+
 function webhooksPanel(webhooks: StatusReport['webhooks']): string {
   return (
     `<section class="panel" data-panel="webhooks"><h2>Webhooks</h2>` +
@@ -153,6 +179,7 @@ export function renderPanels(report: StatusReport): string {
     syncPanel(report.sync) +
     ordersPanel(report.orders) +
     upstreamPanel(report.upstream, report.window.minutes) +
+    accuracyPanel(report.catalog_accuracy, report.window.minutes) +
     webhooksPanel(report.webhooks) +
     replicasPanel(report.replicas)
   );

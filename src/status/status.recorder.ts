@@ -1,10 +1,22 @@
 import { Injectable, Logger, type OnModuleDestroy } from '@nestjs/common';
-import type { Counter } from 'prom-client';
+import type { Counter, Histogram } from 'prom-client';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import { AppConfig } from '../config/app.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { logGate, type WorkerLoop } from '../durable-work/worker-loop';
 import { MetricsService } from '../metrics/metrics.service';
-import { MINUTE_MS, ORDERS_RECORDED, minuteOf, retentionCutoff, upstreamDeltas } from './status.aggregation';
+import {
+  counterDeltas,
+  MINUTE_MS,
+  MIRROR_SAMPLED,
+  MIRROR_STALE,
+  MIRROR_STALENESS_COUNT,
+  MIRROR_STALENESS_SUM,
+  ORDERS_RECORDED,
+  minuteOf,
+  retentionCutoff,
+  upstreamDeltas,
+} from './status.aggregation';
 import { minuteOrderFigures, StatusFiguresRepository } from './status-figures.repository';
 import { StatusSampleRepository } from './status-sample.repository';
 
@@ -12,6 +24,11 @@ import { StatusSampleRepository } from './status-sample.repository';
 const BACKFILL_MINUTES = 10;
 /** A minute is recorded once it ended this long ago (a transaction committing just after it still counts). */
 const SETTLE_MS = 5_000;
+/**
+ * The read path's histogram of the age of the data it serves, by tier (`hot` / `cold`): observed by listings/ (the
+ * live-sync half of issue 30); recorded here as a sum and a count per minute when this process has it.
+ */
+export const STALENESS_METRIC = 'mirror_staleness_seconds';
 /** At most one warning per this long while recording fails. */
 const FAILURE_LOG_EVERY_MS = 60_000;
 
@@ -20,13 +37,15 @@ const FAILURE_LOG_EVERY_MS = 60_000;
  * STATUS_RECORD_INTERVAL_MS on every replica: this replica's upstream attempts since its last tick are added to
  * its own row of the current minute; each past minute's order figures are computed from `orders` and stored
  * once, all or nothing, by whichever replica writes the minute's marker first (so replicas never double-count or
- * mix two readings); samples past STATUS_RETENTION_HOURS are deleted.
+ * mix two readings); samples past STATUS_RETENTION_HOURS are deleted. The served-accuracy sampler's counts (asked of
+ * CatalogMirrorService) and the read path's staleness sums are added per replica like the upstream attempts.
  */
 @Injectable()
 export class StatusRecorder implements OnModuleDestroy {
   private readonly logger = new Logger('StatusRecorder');
   private readonly loop: WorkerLoop<never>;
   private lastTotals = new Map<string, number>();
+  private lastMirrorTotals = new Map<string, number>();
   private readonly failureLogGate = logGate(FAILURE_LOG_EVERY_MS);
 
   constructor(
@@ -35,6 +54,7 @@ export class StatusRecorder implements OnModuleDestroy {
     private readonly durableWork: DurableWorkService,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,
+    private readonly mirror: CatalogMirrorService,
   ) {
     this.loop = durableWork.periodic({
       name: 'status-recorder',
@@ -47,6 +67,7 @@ export class StatusRecorder implements OnModuleDestroy {
   async tick(): Promise<void> {
     try {
       await this.recordUpstream();
+      await this.recordMirror();
       const now = await this.figures.now();
       await this.recordOrderMinutes(now);
       await this.samples.prune(retentionCutoff(now, this.config.STATUS_RETENTION_HOURS));
@@ -61,6 +82,34 @@ export class StatusRecorder implements OnModuleDestroy {
   async onModuleDestroy(): Promise<void> {
     await this.loop.stop();
     await this.recordUpstream().catch(() => undefined);
+    await this.recordMirror().catch(() => undefined);
+  }
+
+  private async recordMirror(): Promise<void> {
+    const totals = await this.mirrorTotals();
+    await this.samples.addToCurrentMinute(
+      this.durableWork.instanceId,
+      counterDeltas(this.lastMirrorTotals, totals),
+    );
+    // Only once written: a failed write leaves the counts for the next tick.
+    this.lastMirrorTotals = totals;
+  }
+
+  /** This replica's sampler totals (from catalog sync) and staleness sums and counts per tier, keyed `figure|label`. */
+  private async mirrorTotals(): Promise<Map<string, number>> {
+    const accuracy = this.mirror.servedAccuracy();
+    const totals = new Map<string, number>([
+      [`${MIRROR_SAMPLED}|`, accuracy.sampled],
+      [`${MIRROR_STALE}|`, accuracy.stale],
+    ]);
+    const staleness = this.metrics.registry.getSingleMetric(STALENESS_METRIC) as Histogram | undefined;
+    if (!staleness) return totals;
+    for (const { labels, value, metricName } of (await staleness.get()).values) {
+      const tier = String(labels.tier ?? '');
+      if (metricName === `${STALENESS_METRIC}_sum`) totals.set(`${MIRROR_STALENESS_SUM}|${tier}`, value);
+      if (metricName === `${STALENESS_METRIC}_count`) totals.set(`${MIRROR_STALENESS_COUNT}|${tier}`, value);
+    }
+    return totals;
   }
 
   private async recordUpstream(): Promise<void> {

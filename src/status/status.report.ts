@@ -28,6 +28,26 @@ export interface SyncResourceReport {
   next_pass_due_at: string | null;
 }
 
+/** The "Catalog accuracy" panel (docs/status.md, docs/catalog-sync.md "Served accuracy"). */
+export interface CatalogAccuracyReport {
+  /** This replica's sampler: on (MIRROR_ACCURACY_SAMPLE_INTERVAL_MS > 0) and its interval. */
+  sampling: boolean;
+  sample_interval_ms: number;
+  /** This replica's gauge (`mirror_served_accuracy`): buyable share of its last `window_samples` samples, 0..1. */
+  accuracy_now: number | null;
+  window_samples: number;
+  /** Every replica, over the plotted window: samples with a verdict, those not buyable, and the buyable share 0..1. */
+  sampled_window: number;
+  stale_window: number;
+  accuracy_window: number | null;
+  /** Buyable share of each minute's samples, in percent (null: no sample that minute). */
+  accuracy_per_minute: ReportSeries[];
+  /** Samples and stale samples per minute (every replica). */
+  samples_per_minute: ReportSeries[];
+  /** Mean age in seconds of the data the read path served, per minute and tier (empty when not observed). */
+  staleness_seconds: ReportSeries[];
+}
+
 /** The whole status report: `GET /v1/admin/status` and the page are two views of it (docs/status.md). */
 export interface StatusReport {
   generated_at: string;
@@ -63,6 +83,7 @@ export interface StatusReport {
       reason: string | null;
     };
   };
+  catalog_accuracy: CatalogAccuracyReport;
   webhooks: {
     undelivered: number;
     failed_24h: number;

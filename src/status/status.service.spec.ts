@@ -3,7 +3,9 @@ import { loadAppConfig } from '../config/app.config';
 import { SyncConfig } from '../config/sync.config';
 import type { UpstreamClient } from '../upstream/upstream.client';
 import type { StatusFiguresRepository, WebhookBacklog } from './status-figures.repository';
-import type { StatusSampleRepository } from './status-sample.repository';
+import type { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
+import type { ServedAccuracyView } from '../catalog-sync/served-accuracy.sampler';
+import type { StatusSampleRepository, StoredSample } from './status-sample.repository';
 import { StatusService } from './status.service';
 
 const NOW = Date.UTC(2026, 10, 27, 12, 30, 15);
@@ -18,6 +20,17 @@ class FakeStore {
   maxInFlight = 0;
   failNext = false;
   backlog: WebhookBacklog = { undelivered: 0, failed: 0, endpoints: [] };
+  stored: StoredSample[] = [];
+  accuracy: ServedAccuracyView = {
+    sampling: true,
+    intervalMs: 5000,
+    sampled: 0,
+    stale: 0,
+    undecided: 0,
+    accuracy: null,
+    window: 0,
+    remembered: 0,
+  };
 
   private async read<T>(value: T): Promise<T> {
     this.inFlight += 1;
@@ -47,8 +60,20 @@ class FakeStore {
     replicasSeen: () => this.read([]),
   };
 
-  readonly samples = { read: () => this.read([]) };
+  readonly samples = {
+    read: (figures: readonly string[]) => this.read(this.stored.filter((s) => figures.includes(s.figure))),
+  };
+  readonly mirror = { servedAccuracy: () => this.accuracy };
 }
+
+const minute = (m: number): number => Date.UTC(2026, 10, 27, 12, m);
+const at = (m: number): string => new Date(minute(m)).toISOString();
+const sample = (figure: string, m: number, value: number, label = ''): StoredSample => ({
+  figure,
+  label,
+  minute: minute(m),
+  value,
+});
 
 function service(store: FakeStore): StatusService {
   const upstream = {
@@ -60,6 +85,7 @@ function service(store: FakeStore): StatusService {
     upstream as unknown as UpstreamClient,
     loadAppConfig({}),
     new SyncConfig(),
+    store.mirror as unknown as CatalogMirrorService,
   );
 }
 
@@ -116,5 +142,42 @@ describe(StatusService.name, () => {
         },
       ],
     });
+  });
+
+  it("reports served accuracy per minute from every replica's samples, and this replica's sampler", async () => {
+    const store = new FakeStore();
+    store.stored = [
+      // Minute 28: two replicas' rows, 10 samples, 1 stale; minute 29: 10 samples, none stale; 30: none.
+      sample('mirror.sampled', 28, 6),
+      sample('mirror.sampled', 28, 4),
+      sample('mirror.stale', 28, 1),
+      sample('mirror.sampled', 29, 10),
+      sample('mirror.staleness_sum', 29, 30, 'hot'),
+      sample('mirror.staleness_count', 29, 10, 'hot'),
+    ];
+    store.accuracy = { ...store.accuracy, sampled: 20, stale: 1, accuracy: 0.95, window: 20 };
+    const { catalog_accuracy: sut } = await service(store).report();
+    expect(sut).toMatchObject({
+      sampling: true,
+      sample_interval_ms: 5000,
+      accuracy_now: 0.95,
+      window_samples: 20,
+      sampled_window: 20,
+      stale_window: 1,
+      accuracy_window: 0.95,
+    });
+    const accuracy = sut.accuracy_per_minute[0]?.points ?? [];
+    expect(accuracy.slice(-3)).toEqual([
+      { at: at(28), value: 90 },
+      { at: at(29), value: 100 },
+      { at: at(30), value: null },
+    ]);
+    expect(sut.samples_per_minute.map((s) => [s.label, s.points.at(-3)?.value])).toEqual([
+      ['sampled', 10],
+      ['stale', 1],
+    ]);
+    expect(sut.staleness_seconds.map((s) => [s.label, s.points.slice(-2).map((p) => p.value)])).toEqual([
+      ['hot', [3, null]],
+    ]);
   });
 });

@@ -1,11 +1,18 @@
 import { Injectable } from '@nestjs/common';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import { raceTimeout, TIMED_OUT } from '../common/race-timeout';
 import { AppConfig } from '../config/app.config';
 import { SyncConfig } from '../config/sync.config';
 import { UpstreamClient } from '../upstream/upstream.client';
 import type { KeyVerdict } from '../upstream/upstream.types';
 import {
+  accuracyPercent,
+  meanOrNull,
   MINUTE_MS,
+  MIRROR_SAMPLED,
+  MIRROR_STALE,
+  MIRROR_STALENESS_COUNT,
+  MIRROR_STALENESS_SUM,
   ORDERS_RECORDED,
   classifySyncFailure,
   minuteOf,
@@ -14,7 +21,7 @@ import {
   type MinuteSample,
 } from './status.aggregation';
 import { minuteOrderFigures, StatusFiguresRepository, type PassRow } from './status-figures.repository';
-import type { ReportSeries, StatusReport, SyncResourceReport } from './status.report';
+import type { CatalogAccuracyReport, ReportSeries, StatusReport, SyncResourceReport } from './status.report';
 import { StatusSampleRepository, type StoredSample } from './status-sample.repository';
 
 /** Minutes drawn in the per-minute plots (the samples themselves are kept STATUS_RETENTION_HOURS). */
@@ -48,6 +55,7 @@ export class StatusService {
     private readonly upstream: UpstreamClient,
     private readonly config: AppConfig,
     private readonly sync: SyncConfig,
+    private readonly mirror: CatalogMirrorService,
   ) {}
 
   private building: Promise<StatusReport> | null = null;
@@ -83,6 +91,7 @@ export class StatusService {
     const sync = await this.syncReport(now);
     const orders = await this.ordersReport(now, from, current);
     const upstream = await this.upstreamReport(now, from, current, keyCheck);
+    const catalogAccuracy = await this.catalogAccuracyReport(from, current);
     const webhooks = await this.webhooksReport(now);
     const replicas = await this.figures.replicasSeen(REPLICAS_SEEN_MS);
     return {
@@ -91,6 +100,7 @@ export class StatusService {
       sync,
       orders,
       upstream,
+      catalog_accuracy: catalogAccuracy,
       webhooks,
       replicas: replicas.map((r) => ({
         instance_id: r.instanceId,
@@ -243,6 +253,59 @@ export class StatusService {
     };
   }
 
+  /**
+   * The served-accuracy panel: this replica's sampler (asked of catalog sync's CatalogMirrorService) and every
+   * replica's recorded per-minute counts (`mirror.sampled`, `mirror.stale`, the staleness sums and counts).
+   */
+  private async catalogAccuracyReport(from: number, current: number): Promise<CatalogAccuracyReport> {
+    const mine = this.mirror.servedAccuracy();
+    const stored = await this.samples.read(
+      [MIRROR_SAMPLED, MIRROR_STALE, MIRROR_STALENESS_SUM, MIRROR_STALENESS_COUNT],
+      from,
+    );
+    const perMinute = (figure: string, label?: string) =>
+      minuteSeries(pick(stored, figure, label), from, current, { fill: 0 });
+    const sampled = perMinute(MIRROR_SAMPLED);
+    const stale = perMinute(MIRROR_STALE);
+    const sampledWindow = total(sampled);
+    const staleWindow = total(stale);
+    const windowPercent = accuracyPercent(sampledWindow, staleWindow);
+    const tiers = labels(stored, MIRROR_STALENESS_COUNT).sort();
+    return {
+      sampling: mine.sampling,
+      sample_interval_ms: mine.intervalMs,
+      accuracy_now: mine.accuracy,
+      window_samples: mine.window,
+      sampled_window: sampledWindow,
+      stale_window: staleWindow,
+      accuracy_window: windowPercent === null ? null : Math.round(windowPercent * 10) / 1000,
+      accuracy_per_minute: [
+        {
+          label: 'buyable %',
+          points: sampled.map((p, i) => ({
+            at: iso(p.minute),
+            value: accuracyPercent(p.value ?? 0, stale[i]?.value ?? 0),
+          })),
+        },
+      ],
+      samples_per_minute: [
+        { label: 'sampled', points: sampled.map((p) => ({ at: iso(p.minute), value: p.value })) },
+        { label: 'stale', points: stale.map((p) => ({ at: iso(p.minute), value: p.value })) },
+      ],
+      staleness_seconds: tiers.map((tier) => {
+        const sums = perMinute(MIRROR_STALENESS_SUM, tier);
+        const counts = perMinute(MIRROR_STALENESS_COUNT, tier);
+        return {
+          label: tier,
+          points: counts.map((c, i) => ({
+            at: iso(c.minute),
+            value: meanOrNull(sums[i]?.value ?? 0, c.value ?? 0),
+          })),
+        };
+      }),
+    };
+  }
+
   private async webhooksReport(now: number): Promise<StatusReport['webhooks']> {
     const backlog = await this.figures.webhookBacklog();
     return {
@@ -264,6 +327,10 @@ export class StatusService {
 function itemsPerSecond(pass: PassRow): number | null {
   if (pass.finishedAt === null) return null;
   return Math.round(perSecond(pass.items, pass.finishedAt - pass.startedAt) * 10) / 10;
+}
+
+function total(points: readonly { value: number | null }[]): number {
+  return points.reduce((a, p) => a + (p.value ?? 0), 0);
 }
 
 function labels(samples: readonly StoredSample[], figure: string): string[] {

@@ -14,7 +14,7 @@ import { waitUntil } from '../support/wait';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const ARTIFACTS = 'test-artifacts';
-const PANELS = ['sync', 'orders', 'upstream', 'webhooks', 'replicas'];
+const PANELS = ['sync', 'orders', 'upstream', 'accuracy', 'webhooks', 'replicas'];
 
 /** What the page shows, read in the browser: panels, plots and what makes it readable. */
 interface PageView {
@@ -75,6 +75,7 @@ describe('Status page in headless Chromium (browser)', () => {
   let t: TestApp;
   let admin: TestClient;
   let buyers: TestClient;
+  let reader: TestClient;
   let browser: Browser;
   let profile: string;
   let base: string;
@@ -87,6 +88,12 @@ describe('Status page in headless Chromium (browser)', () => {
     for (let n = 0; ordering.on && n < 1_000; n++) {
       const { listing, buyer } = market(t.sandbox, `browser-${n}`);
       await refreshMirror(t.app, listing.eventId);
+      // Served by the read API: the accuracy sampler draws from what was served (some are bought after).
+      await t.app.inject({
+        method: 'GET',
+        url: `/v1/events/${listing.eventId}/listings`,
+        headers: bearer(reader.key),
+      });
       const res = await postOrder(t.app, buyers.key, `browser-${n}`, orderBody(listing, buyer));
       if (res.status === 202) placed++;
       await new Promise((resolve) => setTimeout(resolve, 300));
@@ -103,6 +110,8 @@ describe('Status page in headless Chromium (browser)', () => {
       {
         ...CHECKOUT_TEST_ENV,
         STATUS_RECORD_INTERVAL_MS: '500',
+        MIRROR_ACCURACY_SAMPLE_INTERVAL_MS: '300',
+        RATE_LIMIT_CATALOG_READ: '100000',
       },
       {
         // Some listing reads fail (retried): the errors plot has something to draw.
@@ -116,6 +125,7 @@ describe('Status page in headless Chromium (browser)', () => {
     base = `http://127.0.0.1:${(t.app.getHttpServer().address() as AddressInfo).port}`;
     admin = await issueTestKey(t.app, ['admin']);
     buyers = await issueTestKey(t.app, ['orders:write']);
+    reader = await issueTestKey(t.app, ['catalog:read']);
     profile = mkdtempSync(join(tmpdir(), 'status-chromium-'));
     browser = await puppeteer.launch({
       executablePath: CHROMIUM,
@@ -165,8 +175,12 @@ describe('Status page in headless Chromium (browser)', () => {
       async () => {
         const r = await report();
         const p50 = r.orders.time_to_final_ms.find((s) => s.label === 'p50')?.points ?? [];
+        const accuracy = r.catalog_accuracy.accuracy_per_minute[0]?.points ?? [];
+        const twoMinutesSampled = accuracy.some((p, i) => p.value !== null && accuracy[i + 1]?.value != null);
         return (
-          p50.filter((p) => p.value !== null).length >= 2 && Object.keys(r.orders.open_by_state).length > 0
+          p50.filter((p) => p.value !== null).length >= 2 &&
+          Object.keys(r.orders.open_by_state).length > 0 &&
+          twoMinutesSampled
         );
       },
       90_000,
@@ -198,7 +212,8 @@ describe('Status page in headless Chromium (browser)', () => {
       expect(sut.panels.map((p) => p.name)).toEqual(PANELS);
       for (const panel of sut.panels)
         expect({ panel: panel.name, text: panel.text > 20 }).toEqual({ panel: panel.name, text: true });
-      expect(sut.plots).toHaveLength(5);
+      // Five, the accuracy panel's two, and its served-data age plot when the read path observes it.
+      expect(sut.plots.length).toBeGreaterThanOrEqual(7);
       for (const plot of sut.plots) {
         const { title } = plot;
         expect({ title, points: plot.maxPoints > 1, drawn: plot.drawn, wide: plot.width >= 300 }).toEqual({

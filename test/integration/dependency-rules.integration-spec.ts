@@ -218,3 +218,36 @@ describe('dependency rules (scripts/check-deps.mjs: lease SQL only in durable wo
     ]);
   });
 });
+
+describe('dependency rules (scripts/check-deps.mjs: the mirror tables in SQL only in catalog-sync)', () => {
+  it('passes for SQL on the mirror inside src/catalog-sync/, in comments, in prose, in specs and in tests', () => {
+    const result = checkDeps({
+      'src/catalog-sync/listing.repository.ts': 'export const Q = `SELECT 1 FROM listings`;\n',
+      'src/listings/mirror-state.tracker.ts':
+        "// re-read on every mirror_generation notification (UPDATE mirror_generation in catalog-sync)\nexport const m = 'the events and listings read API';\n",
+      'src/listings/listings.service.spec.ts': 'export const Q = `SELECT 1 FROM listings`;\n',
+      'test/e2e/x.e2e-spec.ts': 'export const Q = `UPDATE mirror_generation SET generation = 1`;\n',
+    });
+    expect(result).toEqual({ status: 0, lines: [] });
+  });
+
+  it('fails naming each statement on events, listings, protocol_config or mirror_generation elsewhere in src/', () => {
+    const result = checkDeps({
+      'src/listings/mirror-state.tracker.ts': [
+        'export const A = `SELECT generation FROM mirror_generation`;',
+        "export const B = 'SELECT raw FROM protocol_config WHERE id';",
+        'export const C = `SELECT e.name FROM orders o',
+        '  JOIN events e USING (event_id)`;',
+        'export const D = `UPDATE listings SET removed_at = now()`;',
+        '',
+      ].join('\n'),
+    });
+    expect(result.status).toBe(1);
+    expect(result.lines.map((l) => l.split(': ')[0])).toEqual([
+      'src/listings/mirror-state.tracker.ts:1',
+      'src/listings/mirror-state.tracker.ts:2',
+      'src/listings/mirror-state.tracker.ts:4',
+      'src/listings/mirror-state.tracker.ts:5',
+    ]);
+  });
+});
