@@ -183,6 +183,17 @@ describe(OrderCommitter.name, () => {
     expect(observed).toEqual([]);
   });
 
+  it("fence: the drive's claim with its lease deadline (held since + lease − a tenth), none without a claim", () => {
+    const { sut } = setup();
+    expect(sut.fence(order({ heldSince: 10_000 }))).toEqual({
+      table: 'orders',
+      id: 'o-1',
+      token: '7',
+      notAfter: 10_000 + 3000 - 300,
+    });
+    expect(sut.fence(order({ leaseToken: null }))).toBeUndefined();
+  });
+
   it('retryLater hands the order back with the backoff and the error in one line', async () => {
     const { sut, calls } = setup();
     expect(await sut.retryLater(order({ stepFailures: 2 }), upstreamError())).toBeNull();

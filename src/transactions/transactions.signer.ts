@@ -63,7 +63,8 @@ export class TransactionsSigner {
       input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey);
     const request = canonicalBatchJson(input.batch);
     const fingerprint = requestFingerprint(input.kind, input.subject, input.batch);
-    // The early call sends the batch exactly as a later call would send it from the stored request.
+    // The early call sends the batch exactly as a later call would send it from the stored request. No attempt of
+    // it starts past the caller's lease deadline (its fence's notAfter).
     const early = input.signAlongsideInsert
       ? this.signUpstream(
           input.kind,
@@ -71,6 +72,7 @@ export class TransactionsSigner {
           JSON.parse(request) as unknown,
           upstreamIdempotencyKey,
           input.requestId,
+          input.fence?.notAfter,
         )
       : undefined;
     // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
@@ -132,10 +134,11 @@ export class TransactionsSigner {
     request: unknown,
     upstreamIdempotencyKey: string,
     requestId: string | undefined,
+    notAfter: number | undefined,
   ): Promise<SignedTransaction> {
     const parsed = parseInstructionBatch(request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) return Promise.reject(new AppError('INTERNAL', 'stored request no longer parses'));
-    const options = { requestId };
+    const options = { requestId, notAfter };
     return kind === 'user'
       ? this.upstream.signUserTransaction(subject, parsed.batch, upstreamIdempotencyKey, options)
       : this.upstream.signIntegratorTransaction(subject, parsed.batch, upstreamIdempotencyKey, options);
@@ -149,7 +152,7 @@ export class TransactionsSigner {
   async callSign(
     record: LedgerTransactionEntity,
     actor: string,
-    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs' | 'fence'> = {},
     onSigned?: (signed: SignedTransaction) => void,
     early?: Promise<SignedTransaction>,
   ): Promise<LedgerTransactionEntity> {
@@ -161,6 +164,7 @@ export class TransactionsSigner {
           record.request,
           record.upstreamIdempotencyKey,
           input.requestId,
+          input.fence?.notAfter,
         ));
       onSigned?.(signed);
       const submit =

@@ -56,6 +56,7 @@ export class TransactionsSubmitter {
     const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
+      notAfter: options.fence?.notAfter,
       alongsideFinal: options.alongsideFinal,
       alongside: options.alongside,
     });
@@ -75,6 +76,8 @@ export class TransactionsSubmitter {
     options: Pick<SendOptions, 'alongsideFinal'> & {
       nextDelayMs?: number;
       skipUnchanged?: boolean;
+      /** No attempt of the call starts past it: the caller's lease deadline (its fence's `notAfter`). */
+      notAfter?: number;
       /** The upstream call for these bytes, already sent (signAndSend): only its answer is recorded here. */
       answer?: Promise<SubmissionResult>;
       /** Runs concurrently with recording an answer (any status), both awaited. */
@@ -89,7 +92,7 @@ export class TransactionsSubmitter {
             signedTransaction: record.signedTransaction ?? '',
             additionalSignatures: record.additionalSignatures ?? [],
           },
-          { requestId },
+          { requestId, notAfter: options.notAfter },
         ));
       const answeredAt = Date.now();
       // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
