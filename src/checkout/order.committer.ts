@@ -5,6 +5,7 @@ import { backoffDelay, retryAfterOf, type BackoffSettings } from '../durable-wor
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { leaseDeadline } from '../durable-work/lease-deadline';
 import type { Fence } from '../durable-work/lease.sql';
+import { sanitisedUpstreamMessage } from '../upstream/upstream-error.mapper';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { StepResult } from './checkout.context';
 import type { OrderFailureCode } from './checkout.errors';
@@ -160,7 +161,16 @@ export class OrderCommitter {
   async retryLater(order: OrderEntity, error: unknown): Promise<null> {
     const message = describeError(error);
     this.logger.log(
-      { orderId: order.id, requestId: order.requestId, step: order.recoveryPoint, error: message },
+      {
+        orderId: order.id,
+        requestId: order.requestId,
+        step: order.recoveryPoint,
+        error: message,
+        // The upstream's own words, for operators only (the order's records keep the sanitised `message`).
+        ...(error instanceof UpstreamError && {
+          upstream: { message: error.message, excerpt: error.excerpt },
+        }),
+      },
       'checkout step deferred',
     );
     await this.repo.release(order.id, this.claim(order), this.backoff(order, error), message);
@@ -188,8 +198,8 @@ export class OrderCommitter {
 
 /** An error as one line for the order's failure reason and the logs (code, status, message; never a stack). */
 export function describeError(error: unknown): string {
-  if (error instanceof UpstreamError)
-    return `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.message}`;
+  // Tenant-visible (audit steps, failure reasons, webhook events): never the upstream's body or our operator hints.
+  if (error instanceof UpstreamError) return `${error.code}: ${sanitisedUpstreamMessage(error)}`;
   if (error instanceof AppError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : 'unknown error';
 }

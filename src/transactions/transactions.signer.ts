@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { requireIdempotencyKey } from '../common/idempotency-key';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
@@ -29,6 +29,8 @@ import type { SignInput, SignOptions, SignOutcome } from './transactions.types';
  */
 @Injectable()
 export class TransactionsSigner {
+  /** Log lines keep the service's context (`TransactionsService`), as before the split. */
+  private readonly logger = new Logger('TransactionsService');
   private readonly secret: string;
   /** This replica's name in leases and history rows (durable work's identity). */
   private readonly instanceId: string;
@@ -186,6 +188,20 @@ export class TransactionsSigner {
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
+      // The upstream's own words stay here (with the record's id); tenants get the code and a fixed text.
+      this.logger.warn(
+        {
+          transactionId: record.id,
+          requestId: input.requestId,
+          upstream: {
+            code: error.code,
+            status: error.status,
+            message: error.message,
+            excerpt: error.excerpt,
+          },
+        },
+        'upstream signing failed',
+      );
       await this.repo.recordSignFailure(
         record.id,
         actor,

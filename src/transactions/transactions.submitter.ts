@@ -4,6 +4,7 @@ import { TransactionsConfig } from '../config/transactions.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { LeaseLostError, type Fence } from '../durable-work/lease.sql';
 import { UpstreamClient } from '../upstream/upstream.client';
+import { sanitisedUpstreamMessage } from '../upstream/upstream-error.mapper';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { SubmissionResult } from '../upstream/upstream.types';
 import { isFinalStatus, type LedgerTransactionEntity } from './ledger-transaction.entity';
@@ -124,7 +125,22 @@ export class TransactionsSubmitter {
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
-      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.excerpt ?? error.message}`;
+      // `lastError` is tenant-visible (the transaction's view, an order's refusal): code and a fixed text; the
+      // upstream's own words (body excerpt, message) only in this log line.
+      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${sanitisedUpstreamMessage(error)}`;
+      this.logger.warn(
+        {
+          transactionId: record.custodialTransactionId ?? record.id,
+          requestId,
+          upstream: {
+            code: error.code,
+            status: error.status,
+            message: error.message,
+            excerpt: error.excerpt,
+          },
+        },
+        'upstream submission failed',
+      );
       // A Retry-After is honoured as the one policy does: capped (a 429 cannot park tracking past its give-up).
       const delay = Math.max(nextDelay, delayFor(this.config, record.submitAttempts + 1, error));
       const updated = await this.repo.recordSubmitError(record.id, actor, detail, rejected, delay);
