@@ -151,6 +151,7 @@ export class OrderAttempt {
             batch: revalidated.batch ?? null,
             upstreamIdempotencyKey: revalidated.upstreamIdempotencyKey ?? null,
             leaseToken: order.leaseToken,
+            heldSince: order.heldSince,
           }),
           // The key is the order's (committed with it): signing need not wait for the ledger's commit, while this
           // drive's lease is provably young (less than half of it gone by this process's clock since the
@@ -316,6 +317,7 @@ export class OrderAttempt {
       | 'buyerSubject'
       | 'requestId'
       | 'leaseToken'
+      | 'heldSince'
     >,
   ): Parameters<TransactionsService['sign']>[0] {
     if (!order.batch) throw new Error('order in signing without a batch');
@@ -330,8 +332,9 @@ export class OrderAttempt {
       onFinal: CHECKOUT_ON_FINAL,
       // Submitted right after: the ledger marks the submission in the statement recording the signature.
       submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
-      // The ledger binds this attempt's batch to its key only while this drive's claim of the order is current.
-      ...(order.leaseToken && { fence: { table: 'orders' as const, id: order.id, token: order.leaseToken } }),
+      // The ledger binds this attempt's batch to its key only while this drive's claim of the order is current,
+      // and no signing (or first submission) attempt starts past the claim's lease (retries included).
+      fence: this.commits.fence(order),
     };
   }
 }

@@ -183,6 +183,17 @@ describe(OrderCommitter.name, () => {
     expect(observed).toEqual([]);
   });
 
+  it("fence: the drive's claim with its lease deadline (held since + lease − a tenth), none without a claim", () => {
+    const { sut } = setup();
+    expect(sut.fence(order({ heldSince: 10_000 }))).toEqual({
+      table: 'orders',
+      id: 'o-1',
+      token: '7',
+      notAfter: 10_000 + 3000 - 300,
+    });
+    expect(sut.fence(order({ leaseToken: null }))).toBeUndefined();
+  });
+
   it('retryLater hands the order back with the backoff and the error in one line', async () => {
     const { sut, calls } = setup();
     expect(await sut.retryLater(order({ stepFailures: 2 }), upstreamError())).toBeNull();
@@ -193,7 +204,7 @@ describe(OrderCommitter.name, () => {
           'o-1',
           { owner: 'me', token: '7' },
           400,
-          'RATE_LIMITED 429: upstream submitTransaction: slow down',
+          'RATE_LIMITED: The upstream is rate limiting this service (429)',
         ],
       },
     ]);
@@ -205,5 +216,17 @@ describe(describeError.name, () => {
     expect(describeError(new AppError('UPSTREAM_REJECTED', 'refused'))).toBe('UPSTREAM_REJECTED: refused');
     expect(describeError(new Error('boom'))).toBe('boom');
     expect(describeError('a string')).toBe('unknown error');
+  });
+
+  it("an upstream error: its code and a fixed text with the status, never the upstream's body or message", () => {
+    const error = new UpstreamError({
+      code: 'FORBIDDEN',
+      operation: 'signUserTransaction',
+      message: '403: the API key lacks the permission for signUserTransaction',
+      status: 403,
+      attempts: 1,
+      excerpt: '{"error":"forbidden","message":"tenant acme-42 may not sign"}',
+    });
+    expect(describeError(error)).toBe('FORBIDDEN: The upstream refused the request (403)');
   });
 });

@@ -3,6 +3,9 @@ import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
 import { backoffDelay, retryAfterOf, type BackoffSettings } from '../durable-work/backoff.policy';
 import { DurableWorkService } from '../durable-work/durable-work.service';
+import { leaseDeadline } from '../durable-work/lease-deadline';
+import type { Fence } from '../durable-work/lease.sql';
+import { sanitisedUpstreamMessage } from '../upstream/upstream-error.mapper';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { StepResult } from './checkout.context';
 import type { OrderFailureCode } from './checkout.errors';
@@ -49,6 +52,22 @@ export class OrderCommitter {
   /** The drive's claim of `order`: who holds it, and the token every write is fenced by. */
   claim(order: OrderEntity): { owner: string; token: string | null } {
     return { owner: this.instanceId, token: order.leaseToken };
+  }
+
+  /**
+   * The drive's claim as a `Fence` for the calls that can move money (signing, a first submission): the ledger's
+   * statements check its token, and the upstream client starts no attempt past its `notAfter`, the lease's end
+   * by this process's clock (from when the claim was taken or last renewed: `heldSince`) less a margin.
+   * Undefined for an order this drive does not hold.
+   */
+  fence(order: Pick<OrderEntity, 'id' | 'leaseToken' | 'heldSince'>): Fence | undefined {
+    if (!order.leaseToken) return undefined;
+    return {
+      table: 'orders',
+      id: order.id,
+      token: order.leaseToken,
+      notAfter: leaseDeadline(order.heldSince, this.config.CHECKOUT_LEASE_MS),
+    };
   }
 
   /** Commits a final state: `confirmed` goes on to the mirror refresh, every other one is done. */
@@ -142,7 +161,16 @@ export class OrderCommitter {
   async retryLater(order: OrderEntity, error: unknown): Promise<null> {
     const message = describeError(error);
     this.logger.log(
-      { orderId: order.id, requestId: order.requestId, step: order.recoveryPoint, error: message },
+      {
+        orderId: order.id,
+        requestId: order.requestId,
+        step: order.recoveryPoint,
+        error: message,
+        // The upstream's own words, for operators only (the order's records keep the sanitised `message`).
+        ...(error instanceof UpstreamError && {
+          upstream: { message: error.message, excerpt: error.excerpt },
+        }),
+      },
       'checkout step deferred',
     );
     await this.repo.release(order.id, this.claim(order), this.backoff(order, error), message);
@@ -170,8 +198,8 @@ export class OrderCommitter {
 
 /** An error as one line for the order's failure reason and the logs (code, status, message; never a stack). */
 export function describeError(error: unknown): string {
-  if (error instanceof UpstreamError)
-    return `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.message}`;
+  // Tenant-visible (audit steps, failure reasons, webhook events): never the upstream's body or our operator hints.
+  if (error instanceof UpstreamError) return `${error.code}: ${sanitisedUpstreamMessage(error)}`;
   if (error instanceof AppError) return `${error.code}: ${error.message}`;
   return error instanceof Error ? error.message : 'unknown error';
 }

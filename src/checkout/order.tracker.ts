@@ -57,9 +57,7 @@ export class OrderTracker implements OnModuleDestroy {
         requestId: order.requestId ?? undefined,
         followUpMs: this.config.CHECKOUT_LEASE_MS,
         // A first submission is marked (and sent) only while this drive's claim is current.
-        ...(order.leaseToken && {
-          fence: { table: 'orders' as const, id: order.id, token: order.leaseToken },
-        }),
+        fence: this.commits.fence(order),
         ...(alongsideFinal && {
           alongsideFinal: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => {
             afterSubmit();

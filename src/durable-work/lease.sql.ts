@@ -56,6 +56,12 @@ export interface Fence {
   table: LeasedTable;
   id: string;
   token: string;
+  /**
+   * This process's `performance.now()` past which the claim may have been taken over (`leaseDeadline`, from when
+   * the claim was taken or last renewed): an upstream call that can move money made under this fence starts no
+   * attempt after it (UpstreamCallOptions.notAfter). Absent: the claim's statements are the only guard.
+   */
+  notAfter?: number;
 }
 
 /** Tables whose rows are leased through this block. */

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { scrubAttributes } from './tracing.scrub';
+import { scrubAttributes, templateHttpPaths } from './tracing.scrub';
 
 describe(scrubAttributes.name, () => {
   it('drops captured headers, the user agent, query strings on their own, bodies and bound SQL values', () => {
@@ -55,5 +55,49 @@ describe(scrubAttributes.name, () => {
         expect(JSON.stringify(scrubAttributes({ [key]: value, 'db.query.text': sql }))).not.toContain(s);
       }),
     );
+  });
+});
+
+describe(templateHttpPaths.name, () => {
+  it('an incoming request: the templated route in place of the path, after the origin in the full URL', () => {
+    const sut = templateHttpPaths('server', {
+      'http.route': '/v1/transactions/users/:subject',
+      'http.target': '/v1/transactions/users/alice?x=1',
+      'url.path': '/v1/transactions/users/alice',
+      'http.url': 'http://127.0.0.1:3000/v1/transactions/users/alice?x=1',
+      'http.method': 'GET',
+    });
+    expect(sut).toEqual({
+      'http.route': '/v1/transactions/users/:subject',
+      'http.target': '/v1/transactions/users/:subject',
+      'url.path': '/v1/transactions/users/:subject',
+      'http.url': 'http://127.0.0.1:3000/v1/transactions/users/:subject',
+      'http.method': 'GET',
+    });
+  });
+
+  it('an incoming request never routed: `unmatched`', () => {
+    expect(templateHttpPaths('server', { 'http.target': '/secret/path' })).toEqual({
+      'http.target': 'unmatched',
+    });
+  });
+
+  it('an outgoing request: the origin only (no path, query or credentials)', () => {
+    const sut = templateHttpPaths('client', {
+      'http.url': 'https://user:pw@hooks.example.com:8443/hooks/tok_123?token=abc',
+      'url.full': 'http://127.0.0.1:4010/wallets/users/alice/signatures',
+      'http.target': '/hooks/tok_123?token=abc',
+      'url.path': '/wallets/users/alice/signatures',
+      'server.address': 'hooks.example.com',
+    });
+    expect(sut).toEqual({
+      'http.url': 'https://hooks.example.com:8443',
+      'url.full': 'http://127.0.0.1:4010',
+      'server.address': 'hooks.example.com',
+    });
+  });
+
+  it('a value that is not a URL is dropped, not kept', () => {
+    expect(templateHttpPaths('client', { 'http.url': 'not a url' })).toEqual({});
   });
 });

@@ -46,3 +46,44 @@ export function scrubAttributes(attributes: Attributes): Attributes {
   }
   return out;
 }
+
+/** Attributes that hold a request's path (and query): old and stable HTTP semantic conventions. */
+const PATH_KEYS = ['url.path', 'http.target'] as const;
+/** Attributes that hold a whole URL. */
+const FULL_URL_KEYS = ['url.full', 'http.url'] as const;
+
+/** The scheme, host and port of a URL (never a path or credentials); undefined when it is not a URL. */
+function originOf(value: string): string | undefined {
+  try {
+    const { origin } = new URL(value);
+    return origin === 'null' ? undefined : origin;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * An HTTP span's attributes with no concrete path (issue 31 item 7): paths carry user subjects
+ * (`/v1/transactions/users/alice/…`, `/wallets/users/alice/signatures`) and webhook receivers' tokens.
+ * Outgoing (`client`): only the origin (`url.full`/`http.url` → `http://host:port`, no `url.path`/`http.target`);
+ * the `upstream <operation>` span above an upstream call carries its route template. Incoming (`server`): the
+ * templated route (`http.route`, `/v1/orders/:id`; `unmatched` before routing) in place of the path, and in the
+ * full URL after the origin.
+ */
+export function templateHttpPaths(kind: 'server' | 'client', attributes: Attributes): Attributes {
+  const out: Attributes = { ...attributes };
+  const route = typeof out['http.route'] === 'string' ? out['http.route'] : 'unmatched';
+  for (const key of PATH_KEYS) {
+    if (!(key in out)) continue;
+    if (kind === 'client') delete out[key];
+    else out[key] = route;
+  }
+  for (const key of FULL_URL_KEYS) {
+    const value = out[key];
+    if (typeof value !== 'string') continue;
+    const origin = originOf(value);
+    if (origin === undefined) delete out[key];
+    else out[key] = kind === 'client' ? origin : `${origin}${route}`;
+  }
+  return out;
+}

@@ -1,4 +1,5 @@
-import { W3CTraceContextPropagator } from '@opentelemetry/core';
+import { SpanKind } from '@opentelemetry/api';
+import { getNumberFromEnv, W3CTraceContextPropagator } from '@opentelemetry/core';
 import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { registerInstrumentations } from '@opentelemetry/instrumentation';
 import { HttpInstrumentation } from '@opentelemetry/instrumentation-http';
@@ -7,16 +8,19 @@ import { detectResources, envDetector, resourceFromAttributes } from '@opentelem
 import {
   BatchSpanProcessor,
   NodeTracerProvider,
+  ParentBasedSampler,
   SimpleSpanProcessor,
+  TraceIdRatioBasedSampler,
+  type Sampler,
   type Span,
   type SpanExporter,
   type SpanProcessor,
 } from '@opentelemetry/sdk-trace-node';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
-import type { IncomingMessage } from 'node:http';
+import type { IncomingMessage, RequestOptions } from 'node:http';
 import { SERVICE_VERSION } from '../common/service-version';
 import { setTracingState } from './tracing';
-import { scrubAttributes } from './tracing.scrub';
+import { scrubAttributes, templateHttpPaths } from './tracing.scrub';
 
 /**
  * The OpenTelemetry SDK, started only when tracing is on (tracing.register.ts; tests with an in-memory
@@ -26,6 +30,31 @@ import { scrubAttributes } from './tracing.scrub';
 /** Inbound requests not traced: probes and scrapes every few seconds would bury the requests in noise. */
 const UNTRACED_PATHS = /^\/(health|metrics)(\/|\?|$)/;
 
+/** The instrumentation whose spans carry request paths (templateHttpPaths). */
+const HTTP_SCOPE = '@opentelemetry/instrumentation-http';
+
+/**
+ * A webhook send (a delivery, a retry, a ping: every one carries the Standard Webhooks `webhook-id` header) is not
+ * traced: no client span, and no `traceparent` is injected, so a receiver never learns the trace of the request
+ * that caused the send (issue 31 item 7). Its outcome is in the delivery log.
+ */
+export function isWebhookSend(options: Pick<RequestOptions, 'headers'>): boolean {
+  const { headers } = options;
+  if (headers === undefined || Array.isArray(headers)) return false;
+  return Object.keys(headers).some((name) => name.toLowerCase() === 'webhook-id');
+}
+
+/**
+ * The service decides what is sampled: a new trace, or one continued from a caller's `traceparent` (the caller's
+ * trace id stays the parent), is kept with probability `ratio` whatever the inbound `sampled` flag says, so a
+ * caller can neither force every request into the exporter nor hide one from it; spans under a local parent
+ * follow it (one decision per trace in this process).
+ */
+export function serviceSampler(ratio: number): Sampler {
+  const own = new TraceIdRatioBasedSampler(ratio);
+  return new ParentBasedSampler({ root: own, remoteParentSampled: own, remoteParentNotSampled: own });
+}
+
 /**
  * Runs last on every ending span, before any exporter sees it: attributes of the span, its events and
  * links go through scrubAttributes (no header values, query strings, bodies or bound SQL values).
@@ -34,7 +63,13 @@ export class ScrubbingSpanProcessor implements SpanProcessor {
   onStart(): void {}
 
   onEnding(span: Span): void {
-    replaceAll(span.attributes, scrubAttributes(span.attributes));
+    const http =
+      span.instrumentationScope.name === HTTP_SCOPE &&
+      (span.kind === SpanKind.SERVER || span.kind === SpanKind.CLIENT);
+    const attributes = http
+      ? templateHttpPaths(span.kind === SpanKind.SERVER ? 'server' : 'client', span.attributes)
+      : span.attributes;
+    replaceAll(span.attributes, scrubAttributes(attributes));
     for (const event of span.events) {
       if (event.attributes) replaceAll(event.attributes, scrubAttributes(event.attributes));
     }
@@ -66,6 +101,8 @@ export interface StartTracingOptions {
   exporter?: SpanExporter;
   /** Export each span as it ends (tests) instead of in batches (OTEL_BSP_* variables). */
   simple?: boolean;
+  /** Share of traces kept (serviceSampler); default OTEL_TRACES_SAMPLER_ARG, else 1. */
+  sampleRatio?: number;
 }
 
 export interface StartedTracing {
@@ -77,8 +114,9 @@ export interface StartedTracing {
 /**
  * Starts tracing in this process: a NodeTracerProvider registered globally (W3C trace-context propagation,
  * resource service.name/service.version overridable by OTEL_SERVICE_NAME / OTEL_RESOURCE_ATTRIBUTES,
- * sampler from OTEL_TRACES_SAMPLER), and the http and pg instrumentations. Must run before those modules
- * are loaded (`node --require`), or their calls are not traced.
+ * the service's own sampler (serviceSampler: ratio OTEL_TRACES_SAMPLER_ARG; OTEL_TRACES_SAMPLER is not used)),
+ * and the http and pg instrumentations. Must run before those modules are loaded (`node --require`), or their
+ * calls are not traced.
  */
 export function startTracing(options: StartTracingOptions = {}): StartedTracing {
   const exporter = options.exporter ?? new OTLPTraceExporter();
@@ -86,8 +124,10 @@ export function startTracing(options: StartTracingOptions = {}): StartedTracing 
     [ATTR_SERVICE_NAME]: 'ticket-resale-bff',
     [ATTR_SERVICE_VERSION]: SERVICE_VERSION,
   }).merge(detectResources({ detectors: [envDetector] }));
+  const ratio = options.sampleRatio ?? getNumberFromEnv('OTEL_TRACES_SAMPLER_ARG') ?? 1;
   const provider = new NodeTracerProvider({
     resource,
+    sampler: serviceSampler(Math.min(1, Math.max(0, Number.isFinite(ratio) ? ratio : 1))),
     spanProcessors: [
       new ScrubbingSpanProcessor(),
       options.simple ? new SimpleSpanProcessor(exporter) : new BatchSpanProcessor(exporter),
@@ -99,6 +139,7 @@ export function startTracing(options: StartTracingOptions = {}): StartedTracing 
     instrumentations: [
       new HttpInstrumentation({
         ignoreIncomingRequestHook: (request: IncomingMessage) => UNTRACED_PATHS.test(request.url ?? ''),
+        ignoreOutgoingRequestHook: isWebhookSend,
         // No header is ever copied to a span; the exporter's own requests are not traced.
         headersToSpanAttributes: {},
         requireParentforOutgoingSpans: true,

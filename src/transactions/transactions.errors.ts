@@ -21,10 +21,20 @@ export const TransactionErrors = {
   notSigned: (): AppError =>
     new AppError('CONFLICT', 'The transaction is not signed (yet); retry the signing request first'),
   /** A submission the upstream refused (4xx, recorded as `lastError`): these bytes will never land. */
+  // Only the code and status of `lastError` ("FORBIDDEN 403: …"): rows written before issue 31 kept the
+  // upstream's body after them.
   submissionRefused: (lastError: string | null): AppError =>
-    new AppError('UPSTREAM_REJECTED', `The upstream refused the submission: ${lastError}`),
+    new AppError(
+      'UPSTREAM_REJECTED',
+      `The upstream refused the submission (${(lastError ?? 'REJECTED').split(':')[0]})`,
+    ),
+  // Rebuilt from the stored code and status, not the stored message: rows written before issue 31 kept the
+  // upstream's body in it.
   replayedRejection: (stored: StoredSignError): AppError =>
-    new AppError('UPSTREAM_REJECTED', stored.message, { upstreamStatus: stored.status, replayed: true }),
+    new AppError('UPSTREAM_REJECTED', signingRefusedMessage(stored.status, stored.code), {
+      upstreamStatus: stored.status,
+      replayed: true,
+    }),
 };
 
 /**
@@ -42,11 +52,17 @@ export function isDefiniteRejection(error: UpstreamError): boolean {
   );
 }
 
+/** The tenant-visible text of a refused signing: the status (or code), never the upstream's body. */
+function signingRefusedMessage(status: number | null, code: string): string {
+  return `The upstream refused the signing request (${status ?? code})`;
+}
+
 export function storedSignError(error: UpstreamError): StoredSignError {
   return {
     code: error.code,
     status: error.status ?? null,
-    message: `The upstream refused the signing request (${error.status ?? error.code})${error.excerpt ? `: ${error.excerpt}` : ''}`,
+    // Tenant-visible (stored, replayed, an order's failure reason): never the upstream's body (logged instead).
+    message: signingRefusedMessage(error.status ?? null, error.code),
   };
 }
 

@@ -117,7 +117,8 @@ export class TransactionsService {
           hooks.onSigned?.();
           early.answer = this.upstream.submitTransaction(
             { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
-            { requestId: input.requestId },
+            // New bytes on the ledger: no attempt past the caller's lease deadline (the new holder re-sends them).
+            { requestId: input.requestId, notAfter: input.fence?.notAfter },
           );
           // Awaited below; a failure of the recording statement must not leave it unhandled meanwhile.
           early.answer.catch(() => undefined);

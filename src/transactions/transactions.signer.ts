@@ -1,4 +1,4 @@
-import { Injectable } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { requireIdempotencyKey } from '../common/idempotency-key';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
@@ -29,6 +29,8 @@ import type { SignInput, SignOptions, SignOutcome } from './transactions.types';
  */
 @Injectable()
 export class TransactionsSigner {
+  /** Log lines keep the service's context (`TransactionsService`), as before the split. */
+  private readonly logger = new Logger('TransactionsService');
   private readonly secret: string;
   /** This replica's name in leases and history rows (durable work's identity). */
   private readonly instanceId: string;
@@ -63,7 +65,8 @@ export class TransactionsSigner {
       input.upstreamIdempotencyKey ?? this.upstreamKeyFor(input.clientId, input.idempotencyKey);
     const request = canonicalBatchJson(input.batch);
     const fingerprint = requestFingerprint(input.kind, input.subject, input.batch);
-    // The early call sends the batch exactly as a later call would send it from the stored request.
+    // The early call sends the batch exactly as a later call would send it from the stored request. No attempt of
+    // it starts past the caller's lease deadline (its fence's notAfter).
     const early = input.signAlongsideInsert
       ? this.signUpstream(
           input.kind,
@@ -71,6 +74,7 @@ export class TransactionsSigner {
           JSON.parse(request) as unknown,
           upstreamIdempotencyKey,
           input.requestId,
+          input.fence?.notAfter,
         )
       : undefined;
     // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
@@ -132,10 +136,11 @@ export class TransactionsSigner {
     request: unknown,
     upstreamIdempotencyKey: string,
     requestId: string | undefined,
+    notAfter: number | undefined,
   ): Promise<SignedTransaction> {
     const parsed = parseInstructionBatch(request, Number.MAX_SAFE_INTEGER);
     if (!parsed.ok) return Promise.reject(new AppError('INTERNAL', 'stored request no longer parses'));
-    const options = { requestId };
+    const options = { requestId, notAfter };
     return kind === 'user'
       ? this.upstream.signUserTransaction(subject, parsed.batch, upstreamIdempotencyKey, options)
       : this.upstream.signIntegratorTransaction(subject, parsed.batch, upstreamIdempotencyKey, options);
@@ -149,7 +154,7 @@ export class TransactionsSigner {
   async callSign(
     record: LedgerTransactionEntity,
     actor: string,
-    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs'> = {},
+    input: Pick<SignInput, 'requestId' | 'submitNextFollowUpMs' | 'fence'> = {},
     onSigned?: (signed: SignedTransaction) => void,
     early?: Promise<SignedTransaction>,
   ): Promise<LedgerTransactionEntity> {
@@ -161,6 +166,7 @@ export class TransactionsSigner {
           record.request,
           record.upstreamIdempotencyKey,
           input.requestId,
+          input.fence?.notAfter,
         ));
       onSigned?.(signed);
       const submit =
@@ -182,6 +188,20 @@ export class TransactionsSigner {
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
+      // The upstream's own words stay here (with the record's id); tenants get the code and a fixed text.
+      this.logger.warn(
+        {
+          transactionId: record.id,
+          requestId: input.requestId,
+          upstream: {
+            code: error.code,
+            status: error.status,
+            message: error.message,
+            excerpt: error.excerpt,
+          },
+        },
+        'upstream signing failed',
+      );
       await this.repo.recordSignFailure(
         record.id,
         actor,

@@ -4,6 +4,7 @@ import { TransactionsConfig } from '../config/transactions.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { LeaseLostError, type Fence } from '../durable-work/lease.sql';
 import { UpstreamClient } from '../upstream/upstream.client';
+import { sanitisedUpstreamMessage } from '../upstream/upstream-error.mapper';
 import { UpstreamError } from '../upstream/upstream.error';
 import type { SubmissionResult } from '../upstream/upstream.types';
 import { isFinalStatus, type LedgerTransactionEntity } from './ledger-transaction.entity';
@@ -56,6 +57,7 @@ export class TransactionsSubmitter {
     const outcome = await this.sendSubmission(current, this.instanceId, options.requestId, {
       nextDelayMs: followUpMs,
       skipUnchanged: current.submitAttempts > 0,
+      notAfter: options.fence?.notAfter,
       alongsideFinal: options.alongsideFinal,
       alongside: options.alongside,
     });
@@ -75,6 +77,8 @@ export class TransactionsSubmitter {
     options: Pick<SendOptions, 'alongsideFinal'> & {
       nextDelayMs?: number;
       skipUnchanged?: boolean;
+      /** No attempt of the call starts past it: the caller's lease deadline (its fence's `notAfter`). */
+      notAfter?: number;
       /** The upstream call for these bytes, already sent (signAndSend): only its answer is recorded here. */
       answer?: Promise<SubmissionResult>;
       /** Runs concurrently with recording an answer (any status), both awaited. */
@@ -89,7 +93,7 @@ export class TransactionsSubmitter {
             signedTransaction: record.signedTransaction ?? '',
             additionalSignatures: record.additionalSignatures ?? [],
           },
-          { requestId },
+          { requestId, notAfter: options.notAfter },
         ));
       const answeredAt = Date.now();
       // A poll that learnt nothing new (same non-final status, nothing to clear) leaves the row as it is.
@@ -121,7 +125,22 @@ export class TransactionsSubmitter {
     } catch (error) {
       if (!(error instanceof UpstreamError)) throw error;
       const rejected = isDefiniteRejection(error);
-      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${error.excerpt ?? error.message}`;
+      // `lastError` is tenant-visible (the transaction's view, an order's refusal): code and a fixed text; the
+      // upstream's own words (body excerpt, message) only in this log line.
+      const detail = `${error.code}${error.status ? ` ${error.status}` : ''}: ${sanitisedUpstreamMessage(error)}`;
+      this.logger.warn(
+        {
+          transactionId: record.custodialTransactionId ?? record.id,
+          requestId,
+          upstream: {
+            code: error.code,
+            status: error.status,
+            message: error.message,
+            excerpt: error.excerpt,
+          },
+        },
+        'upstream submission failed',
+      );
       // A Retry-After is honoured as the one policy does: capped (a 429 cannot park tracking past its give-up).
       const delay = Math.max(nextDelay, delayFor(this.config, record.submitAttempts + 1, error));
       const updated = await this.repo.recordSubmitError(record.id, actor, detail, rejected, delay);

@@ -72,3 +72,27 @@ export function upstreamToAppError(
     retryAfter,
   );
 }
+
+/** Tenant-safe texts of upstream failures, by code (sanitisedUpstreamMessage). */
+const TENANT_TEXTS: Record<UpstreamErrorCode, string> = {
+  UNAUTHORIZED: "The upstream refused this service's credentials",
+  FORBIDDEN: 'The upstream refused the request',
+  REJECTED: 'The upstream rejected the request',
+  NOT_FOUND: 'The upstream did not find what it was asked for',
+  CONFLICT: 'The upstream reported a conflict',
+  RATE_LIMITED: 'The upstream is rate limiting this service',
+  UNAVAILABLE: 'The upstream is unavailable',
+  TIMEOUT: 'The upstream did not answer in time; the outcome is unknown',
+  BAD_RESPONSE: 'The upstream sent an unexpected answer',
+};
+
+/**
+ * What a tenant may read about an upstream failure (an order's `failure.reason` and audit steps, a ledger
+ * transaction's `lastError`/`signError`, webhook event payloads, error bodies): a fixed text per code and the
+ * HTTP status, e.g. "The upstream refused the request (403)". Never the upstream's body (it may echo anything,
+ * another tenant's data included) nor this service's operator hints (key, environment): those stay in the logs,
+ * where the caller writes the raw error next to the record's id.
+ */
+export function sanitisedUpstreamMessage(error: Pick<UpstreamError, 'code' | 'status'>): string {
+  return `${TENANT_TEXTS[error.code]}${error.status === undefined ? '' : ` (${error.status})`}`;
+}

@@ -407,6 +407,7 @@ export class UpstreamClient implements OnApplicationShutdown {
       headers: request.headers,
       requestId: options.requestId,
       signal: options.signal,
+      notAfter: options.notAfter,
       maxAttempts: request.maxAttempts,
       deadlineMs: request.deadlineMs,
     });

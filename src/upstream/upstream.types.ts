@@ -135,6 +135,14 @@ export interface UpstreamCallOptions {
   requestId?: string;
   /** Cancels the call (reported as TIMEOUT: the outcome of a write is then unknown). */
   signal?: AbortSignal;
+  /**
+   * A `performance.now()` time of this process after which no attempt of this call starts (the caller's lease
+   * may have been taken over by then: durable-work's `leaseDeadline`). Checked before every attempt, the first
+   * included, and again when the attempt leaves the queue; a retry whose start would be past it is not made.
+   * An attempt refused by it is TIMEOUT "not sent" (never a rejection): the next holder goes on with the same
+   * idempotency key or the same bytes.
+   */
+  notAfter?: number;
 }
 
 export interface ListUpcomingEventsInput extends UpstreamCallOptions {

@@ -54,6 +54,11 @@ export interface TestAppOptions {
    * the shared template; close() leaves it to its owner.
    */
   databaseUrl?: string;
+  /**
+   * Where the app reaches its sandbox: given the sandbox's URL, the URL to use instead (e.g. a CountingProxy in
+   * front of it, so a test sees when each request arrived upstream).
+   */
+  upstreamVia?: (sandboxUrl: string) => Promise<string>;
 }
 
 /**
@@ -94,6 +99,7 @@ export async function startTestApp(
       extraModules: options.extraModules,
       upstream: upstreamOptionsFromConfig(upstreamConfig, {
         ...target,
+        ...(options.upstreamVia && { baseUrl: await options.upstreamVia(target.baseUrl) }),
         apiKey: options.upstreamApiKey ?? target.apiKey,
       }),
     });

@@ -36,6 +36,8 @@ export interface HttpCall {
   headers?: Record<string, string>;
   requestId?: string;
   signal?: AbortSignal;
+  /** `performance.now()` after which no attempt starts (UpstreamCallOptions.notAfter). */
+  notAfter?: number;
   maxAttempts?: number;
   deadlineMs?: number;
 }
@@ -193,6 +195,13 @@ export function httpServiceTransport(httpService: HttpService, apiKey: string): 
   };
 }
 
+/** The caller's `notAfter` passed while the attempt waited for room: it was not sent. */
+class PastNotAfter extends Error {
+  constructor() {
+    super("not sent: the caller's lease deadline passed before the attempt could leave");
+  }
+}
+
 /** Thrown inside the breaker for what it counts: transient 5xx, network error, our own timeout. */
 class CountedFailure extends Error {
   constructor(readonly answer?: Answer) {
@@ -262,6 +271,8 @@ export class UpstreamAttempt {
       const work = this.bulkhead.execute(
         () =>
           this.breaker.execute(async () => {
+            // Queued behind other calls (bulkhead): the caller's lease may have run out meanwhile.
+            if (call.notAfter !== undefined && performance.now() >= call.notAfter) throw new PastNotAfter();
             sent = true;
             let answer: Answer;
             try {
@@ -371,6 +382,9 @@ export class UpstreamAttempt {
     }
     if (error instanceof CountedFailure) {
       return make('network', 'network', 'UNAVAILABLE', 'connection failed', sent);
+    }
+    if (error instanceof PastNotAfter) {
+      return make('cancelled', 'cancelled', 'TIMEOUT', error.message, false);
     }
     if (error instanceof TransportError) {
       return make('unreadable', 'network', 'BAD_RESPONSE', error.detail, false);

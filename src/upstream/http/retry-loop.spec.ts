@@ -171,6 +171,51 @@ describe(RetryLoop.name, () => {
     expect([error.code, error.outcomeUnknown]).toEqual(['REJECTED', false]);
   });
 
+  describe("notAfter (the caller's lease deadline, performance.now())", () => {
+    const slowRetries = {
+      retry: { maxAttempts: 4, baseDelayMs: 20_000, maxDelayMs: 20_000, retryAfterCapMs: 5_000 },
+      timeouts: { readMs: 1_000, signMs: 1_000, submitMs: 1_000, deadlineMs: 600_000 },
+    };
+
+    it('already past: no attempt is sent; TIMEOUT "not sent", known not to have run', async () => {
+      const { sut, transport } = setup([ok]);
+      const error = await failure(sut.execute({ ...sign, notAfter: performance.now() - 1 }));
+      expect([error.code, error.attempts, error.outcomeUnknown]).toEqual(['TIMEOUT', 0, false]);
+      expect(error.message).toMatch(/not sent/);
+      expect(transport.sent).toHaveLength(0);
+    });
+
+    it('a retry whose start would be past it is not made: the last error, its outcome still unknown', async () => {
+      // Backoff 10 s (random 0.5 of 20 s), the lease ends in 5 s: the second attempt would start after it.
+      const { sut, clock, transport } = setup([status(503)], slowRetries);
+      const error = await failure(sut.execute({ ...sign, notAfter: performance.now() + 5_000 }));
+      expect([error.code, error.status, error.attempts, error.outcomeUnknown]).toEqual([
+        'UNAVAILABLE',
+        503,
+        1,
+        true,
+      ]);
+      expect(clock.sleeps).toEqual([]);
+      expect(transport.sent).toHaveLength(1);
+    });
+
+    it('without it, the same call is retried up to maxAttempts within its deadline', async () => {
+      const { sut, transport } = setup([status(503)], slowRetries);
+      const error = await failure(sut.execute(sign));
+      expect([error.code, error.attempts]).toEqual(['UNAVAILABLE', 4]);
+      expect(transport.sent).toHaveLength(4);
+    });
+
+    it('far enough ahead: retries go on as usual', async () => {
+      const { sut, transport } = setup([status(503), ok]);
+      expect(await sut.execute({ ...sign, notAfter: performance.now() + 60_000 })).toEqual({
+        body: ok.body,
+        attempts: 2,
+      });
+      expect(transport.sent).toHaveLength(2);
+    });
+  });
+
   it('remembers when the key was last refused (401), for readiness', async () => {
     const { sut, clock } = setup([status(401)]);
     expect(sut.lastUnauthorizedAt).toBeUndefined();

@@ -25,6 +25,14 @@ export const MIN_ATTEMPT_MS = 10;
  */
 const RETRIED: ReadonlySet<Ending> = new Set(['transient', 'network', 'timeout']);
 
+/**
+ * Whether an attempt starting `inMs` from now would start within `MIN_ATTEMPT_MS` of the caller's `notAfter`, or
+ * after it. Real monotonic time (`performance.now()`), like the lease stamps it is derived from.
+ */
+function pastNotAfter(call: Pick<HttpCall, 'notAfter'>, inMs: number): boolean {
+  return call.notAfter !== undefined && performance.now() + inMs + MIN_ATTEMPT_MS > call.notAfter;
+}
+
 export function isRetried(outcome: Pick<AttemptOutcome, 'ending' | 'error'>): boolean {
   return RETRIED.has(outcome.ending) || outcome.error?.code === 'RATE_LIMITED';
 }
@@ -97,9 +105,13 @@ export class RetryLoop {
     let made = 0;
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (attempt > 1 && deadline - clock.now() < MIN_ATTEMPT_MS) break;
+      if (pastNotAfter(call, 0)) throw this.notSent(call, attempt - 1, unknown);
       try {
         await this.limiter.acquire(deadline, call.signal);
+        // The wait for the rate may have outlasted the caller's lease.
+        if (pastNotAfter(call, 0)) throw this.notSent(call, attempt - 1, unknown);
       } catch (error) {
+        if (error instanceof UpstreamError) throw error;
         if (!(error instanceof RateLimitWaitTooLong)) throw this.cancelled(call, attempt - 1, unknown);
         throw new UpstreamError({
           code: 'RATE_LIMITED',
@@ -137,6 +149,8 @@ export class RetryLoop {
         delay = retryAfterMs;
       }
       if (clock.now() + delay + MIN_ATTEMPT_MS > deadline) throw error.withAttempts(attempt, unknown);
+      // A retry that would start after the caller's lease deadline is not made (the next holder retries).
+      if (pastNotAfter(call, delay)) throw error.withAttempts(attempt, unknown);
       this.metrics.retries.inc({ operation: call.operation, reason: error.code });
       try {
         await clock.sleep(delay, call.signal);
@@ -153,6 +167,21 @@ export class RetryLoop {
         attempts: 0,
       })
     ).withAttempts(made, unknown);
+  }
+
+  /** An attempt refused by the caller's `notAfter`: nothing was sent by it (TIMEOUT, never a rejection). */
+  private notSent(call: HttpCall, attempts: number, unknown: boolean): UpstreamError {
+    this.logger.warn(
+      { upstream: { operation: call.operation, route: call.route, attempts } },
+      "upstream attempt not sent: the caller's lease deadline comes first",
+    );
+    return new UpstreamError({
+      code: 'TIMEOUT',
+      operation: call.operation,
+      message: "not sent: the caller's lease deadline (notAfter) comes before the attempt could start",
+      attempts,
+      outcomeUnknown: unknown,
+    });
   }
 
   private cancelled(call: HttpCall, attempts: number, unknown: boolean): UpstreamError {
