@@ -43,7 +43,7 @@ export interface MarketTally {
   failed: Record<Kind, number>;
   /** Ticks skipped because the in-flight bound was reached. */
   skipped: number;
-  /** Failure reasons (bounded sample). */
+  /** Failure reasons (at most two of each kind). */
   reasons: string[];
 }
 
@@ -227,7 +227,7 @@ export class FreshMarket {
       this.tally.done[kind]++;
     } catch (error) {
       this.tally.failed[kind]++;
-      if (this.tally.reasons.length < 10)
+      if (this.tally.reasons.filter((r) => r.startsWith(`${kind}:`)).length < 2)
         this.tally.reasons.push(`${kind}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
@@ -319,12 +319,13 @@ export class FreshMarket {
     const deadline = Date.now() + CHANGE_DEADLINE_MS;
     while (!record.final && record.custodialTransactionId !== null && Date.now() < deadline) {
       await sleep(TRACK_POLL_MS);
+      // A poll that fails or times out (a loaded machine) is only retried, within the deadline.
       const poll = await fetch(`${this.b.url}/v1/transactions/${record.custodialTransactionId}`, {
         headers,
         signal: AbortSignal.timeout(10_000),
-      });
-      const body = await poll.text();
-      if (poll.status === 200) record = JSON.parse(body) as typeof record;
+      }).catch(() => null);
+      const body = poll === null ? '' : await poll.text().catch(() => '');
+      if (poll?.status === 200) record = JSON.parse(body) as typeof record;
     }
     if (record.status !== 'confirmed') throw new Error(`cancel ${record.status ?? 'not final'}`);
     event.listed.delete(ticketId);
