@@ -172,6 +172,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
       // The market's own purchases and cancels land this long after submission (not what is measured): short,
       // so that fewer are in flight and B polls less for each.
       landingDelayMs: MARKET_LANDING_DELAY_MS,
+      startTimeoutMs: scenario.coldListings > 0 ? 300_000 : 30_000,
     });
     const aKey = generateApiKey();
     const bKey = generateApiKey();
