@@ -25,7 +25,7 @@ async function main(): Promise<number> {
     // Not in a bare `npm run bench`: minutes per scenario and processes of its own (run it by name).
     freshness: () => benchFreshness(),
   };
-  // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all.
+  // `npm run bench -- <suite> [<suite>…]` runs only those suites; no argument runs them all but freshness.
   const selected = process.argv.slice(2);
   const unknown = selected.filter((name) => !(name in suites));
   if (unknown.length > 0)

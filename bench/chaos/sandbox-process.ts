@@ -12,6 +12,8 @@ export interface SandboxProcessOptions {
   events?: number;
   listings?: number;
   landingDelayMs?: number;
+  /** How long to wait for it to listen (default 30 s; generating 1,000,000 listings on a loaded machine takes longer). */
+  startTimeoutMs?: number;
 }
 
 export interface LedgerTransaction {
@@ -58,7 +60,7 @@ export class SandboxProcess {
         url = /listening on (http:\/\/\S+)/.exec(proc.output())?.[1] ?? '';
         return url !== '';
       },
-      30_000,
+      options.startTimeoutMs ?? 30_000,
       50,
     );
     return new SandboxProcess(proc, url);

@@ -43,7 +43,7 @@ export interface MarketTally {
   failed: Record<Kind, number>;
   /** Ticks skipped because the in-flight bound was reached. */
   skipped: number;
-  /** Failure reasons (bounded sample). */
+  /** Failure reasons (at most two of each kind). */
   reasons: string[];
 }
 
@@ -227,7 +227,7 @@ export class FreshMarket {
       this.tally.done[kind]++;
     } catch (error) {
       this.tally.failed[kind]++;
-      if (this.tally.reasons.length < 10)
+      if (this.tally.reasons.filter((r) => r.startsWith(`${kind}:`)).length < 2)
         this.tally.reasons.push(`${kind}: ${error instanceof Error ? error.message : String(error)}`);
     }
   }
@@ -299,32 +299,38 @@ export class FreshMarket {
     if (!listed) throw new Error('listing unknown');
     const seller = this.sellers[listed.seller];
     const headers = { authorization: `Bearer ${this.bApiKey}` };
-    const res = await fetch(`${this.b.url}/v1/listings/${event.eventId}/${ticketId}/cancel`, {
-      method: 'POST',
-      headers: {
-        ...headers,
-        'content-type': 'application/json',
-        'idempotency-key': `fresh-${this.tag}-${++this.seq}`,
-      },
-      body: JSON.stringify({ seller_subject: seller.subject, seller_address: seller.address }),
-      signal: AbortSignal.timeout(CHANGE_DEADLINE_MS),
-    });
-    const text = await res.text();
-    if (res.status !== 202) throw new Error(`cancel refused ${res.status}: ${text.slice(0, 200)}`);
+    const idempotencyKey = `fresh-${this.tag}-${++this.seq}`;
+    const deadline = Date.now() + CHANGE_DEADLINE_MS;
+    let res: Response | null = null;
+    let text = '';
+    // A 503 (B's DATABASE_BUSY on a loaded machine), a 429 or no answer: the same key again, within the deadline.
+    for (let attempt = 0; Date.now() < deadline; attempt++) {
+      res = await fetch(`${this.b.url}/v1/listings/${event.eventId}/${ticketId}/cancel`, {
+        method: 'POST',
+        headers: { ...headers, 'content-type': 'application/json', 'idempotency-key': idempotencyKey },
+        body: JSON.stringify({ seller_subject: seller.subject, seller_address: seller.address }),
+        signal: AbortSignal.timeout(10_000),
+      }).catch(() => null);
+      text = res === null ? '' : await res.text().catch(() => '');
+      if (res !== null && ![409, 429, 502, 503, 504].includes(res.status)) break;
+      await sleep(Math.min(2_000, 200 * 2 ** Math.min(attempt, 4)));
+    }
+    if (res?.status !== 202)
+      throw new Error(`cancel refused ${res?.status ?? 'no answer'}: ${text.slice(0, 200)}`);
     let record = JSON.parse(text) as {
       custodialTransactionId: string | null;
       status: string | null;
       final: boolean;
     };
-    const deadline = Date.now() + CHANGE_DEADLINE_MS;
     while (!record.final && record.custodialTransactionId !== null && Date.now() < deadline) {
       await sleep(TRACK_POLL_MS);
+      // A poll that fails or times out (a loaded machine) is only retried, within the deadline.
       const poll = await fetch(`${this.b.url}/v1/transactions/${record.custodialTransactionId}`, {
         headers,
         signal: AbortSignal.timeout(10_000),
-      });
-      const body = await poll.text();
-      if (poll.status === 200) record = JSON.parse(body) as typeof record;
+      }).catch(() => null);
+      const body = poll === null ? '' : await poll.text().catch(() => '');
+      if (poll?.status === 200) record = JSON.parse(body) as typeof record;
     }
     if (record.status !== 'confirmed') throw new Error(`cancel ${record.status ?? 'not final'}`);
     event.listed.delete(ticketId);

@@ -87,7 +87,7 @@ export interface ReaderTally {
 
 /**
  * The reader: `loops` concurrent loops, each browsing one event at a time through the service's read API —
- * the event's detail, then every page of its listings — and reading the upstream's truth for that event
+ * every page of its listings — and reading the upstream's truth for that event
  * right after the last page; every tenth browse also reads the first page of the events list. Runs until
  * `stop()` (or `maxMs`), each loop bounded in count by the time.
  */
@@ -142,7 +142,6 @@ export class Reader {
   private async browse(eventId: string, cold: boolean): Promise<void> {
     const { serviceUrl, apiKey, sandboxUrl } = this.options;
     const startMs = Date.now();
-    await getJson(`${serviceUrl}/v1/events/${eventId}`, { authorization: `Bearer ${apiKey}` });
     const served = await servedListings(serviceUrl, apiKey, eventId);
     const endMs = Date.now();
     const truth = await upstreamListings(sandboxUrl, eventId);

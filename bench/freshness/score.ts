@@ -80,6 +80,12 @@ export function scoreSample(sample: BrowseSample, eventChanges: readonly MarketC
 export interface Latencies {
   /** ms from the change to the end of the first browse (started after it) that shows it. */
   values: number[];
+  /**
+   * The same changes' lower bounds: ms from the change to the end of the last browse started after it that
+   * still did not show it (0 when the first one did). The true latency lies between the two; their gap is the
+   * reader's revisit interval of the event.
+   */
+  lower: number[];
   /** Changes no browse started after them showed before the run ended. */
   never: number;
 }
@@ -95,21 +101,24 @@ export function changeLatencies(
   effect: MarketChange['effect'],
 ): Latencies {
   const values: number[] = [];
+  const lower: number[] = [];
   let never = 0;
   for (const change of changes) {
     if (change.effect !== effect) continue;
-    const samples = samplesByEvent.get(change.eventId) ?? [];
-    const shown = samples.find(
-      (s) =>
-        s.startMs >= change.atMs &&
-        (effect === 'removed'
-          ? s.served.get(change.ticketId) !== change.priceMinor
-          : s.served.get(change.ticketId) === change.priceMinor),
-    );
-    if (shown) values.push(shown.endMs - change.atMs);
-    else never++;
+    const samples = (samplesByEvent.get(change.eventId) ?? []).filter((s) => s.startMs >= change.atMs);
+    const shows = (s: BrowseSample): boolean =>
+      effect === 'removed'
+        ? s.served.get(change.ticketId) !== change.priceMinor
+        : s.served.get(change.ticketId) === change.priceMinor;
+    const first = samples.findIndex(shows);
+    if (first < 0) {
+      never++;
+      continue;
+    }
+    values.push(samples[first].endMs - change.atMs);
+    lower.push(first === 0 ? 0 : samples[first - 1].endMs - change.atMs);
   }
-  return { values, never };
+  return { values, lower, never };
 }
 
 /**
