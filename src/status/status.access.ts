@@ -55,12 +55,12 @@ export class StatusAccess {
     const clientId = await this.adminClient(key, requestId);
     const ttl = this.config.STATUS_SESSION_TTL_MS;
     this.logger.log({ requestId, clientId }, 'status page login');
-    return sessionCookie(signSession(this.secret, clientId, Date.now() + ttl), ttl, this.config.isProduction);
+    return sessionCookie(signSession(this.secret, clientId, Date.now() + ttl), ttl, !this.config.localDemo);
   }
 
   /** The Set-Cookie that ends the session in this browser. */
   logoutCookie(): string {
-    return sessionCookie('', 0, this.config.isProduction);
+    return sessionCookie('', 0, !this.config.localDemo);
   }
 
   private async adminClient(presented: string | null, requestId: string): Promise<string> {
