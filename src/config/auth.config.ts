@@ -84,6 +84,15 @@ export class AuthConfig {
   @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_ADMIN = 120;
 
+  /**
+   * Failed authentications (a wrong, unknown, revoked or malformed key; a forged status-page cookie) one source
+   * address may make per RATE_LIMIT_WINDOW_MS, on every route and `POST /status/login`; past it every request of
+   * that address that needs a credential is 429 with Retry-After until the window frees. The whole service's
+   * budget, like the others (each replica counts budget / live replicas).
+   */
+  @EnvInt(1, MAX_RATE_LIMIT)
+  RATE_LIMIT_AUTH_FAILURES = 60;
+
   /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper in the local demo. */
   pepper = '';
 
