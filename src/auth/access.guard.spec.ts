@@ -88,6 +88,7 @@ const ok = (scopes: Scope[], binding: SubjectBinding | null = null): VerifyResul
   client: { id: 'c1', name: 'client one', scopes, binding },
 });
 const KEY = { authorization: 'Bearer trb_live_whatever' };
+const from = (ip: string, headers: Record<string, string> = KEY) => contextFor(Routes, 'me', headers, { ip });
 const buyer = (buyer_subject: unknown) => ({ body: { buyer_subject } });
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
@@ -225,8 +226,6 @@ describe(AccessGuard.name, () => {
       RATE_LIMIT_AUTH_FAILURES: '3',
       RATE_LIMIT_WINDOW_MS: '60000',
     });
-    const from = (ip: string, headers: Record<string, string> = KEY) =>
-      contextFor(Routes, 'me', headers, { ip });
     for (let i = 0; i < 3; i++)
       expect((await rejection(sut.canActivate(from('10.0.0.1').ctx))).code).toBe('UNAUTHORIZED');
     // No credential at all is not a guess: it does not count, and it is refused like any other request.

@@ -11,13 +11,7 @@ import { ApiClientRepository, type ListPosition } from './api-client.repository'
 import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
 import { ApiClientResponseDto } from './dto/api-client.response.dto';
 import { parseScopeList, SCOPES } from './scopes';
-import {
-  ANY_SUBJECT,
-  bindingProblem,
-  describeBinding,
-  type BindingRequest,
-  type SubjectBinding,
-} from './subject-binding';
+import { ANY_SUBJECT, bindingProblem, describeBinding, type BindingRequest } from './subject-binding';
 
 export interface KeysIo {
   out(text: string): void;

@@ -1,5 +1,5 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsOptional, Matches, ValidateIf } from 'class-validator';
 import { IsI64String, IsU64String } from '../../common/int64.validators';
 import { IsSubject, SUBJECT_CHARSET } from '../../common/subject';
 
