@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 import { generateApiKey } from '../../src/auth/api-key';
@@ -114,7 +114,7 @@ describe('secure by default (e2e: service processes)', { timeout: 120_000 }, () 
       const devSecret = createHmac('sha256', DEVELOPMENT_API_KEY_PEPPER)
         .update('status-page-session-v1')
         .digest('base64');
-      const forged = signSession(devSecret, id, Date.now() + 600_000);
+      const forged = signSession(devSecret, id, Date.now() + 600_000, randomUUID());
       const res = await fetch(`${service.url}/status/panels`, {
         headers: { cookie: `${STATUS_COOKIE}=${forged}` },
       });
