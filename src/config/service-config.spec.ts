@@ -61,7 +61,7 @@ describe('loadServiceConfig', () => {
       expect(problems.join('\n')).not.toContain('k'.repeat(20));
     });
 
-    it('starts with the secrets, strict: docs, status page, /metrics, private webhook targets and the demo key off', () => {
+    it('starts with the secrets, strict: docs, status page, /metrics, and private webhook targets off', () => {
       const sut = loadServiceConfig({ ...realUpstream, ...SECRETS });
       expect(sut.app.localDemo).toBe(false);
       expect(sut.app.docsEnabled).toBe(false);
