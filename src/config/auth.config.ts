@@ -85,7 +85,7 @@ export class AuthConfig {
   RATE_LIMIT_ADMIN = 120;
 
   /**
-   * Failed authentications (a wrong, unknown, revoked or malformed key; a forged status-page cookie) one source
+   * Failed authentications (a wrong, unknown, revoked or malformed key, the status page's included) one source
    * address may make per RATE_LIMIT_WINDOW_MS, on every route and `POST /status/login`; past it every request of
    * that address that needs a credential is 429 with Retry-After until the window frees. The whole service's
    * budget, like the others (each replica counts budget / live replicas).
