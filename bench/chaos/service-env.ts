@@ -1,6 +1,17 @@
 import { SANDBOX_API_KEY } from './sandbox-process';
 
 /**
+ * The secrets a service process needs outside the local demo (config/deployment.ts): every test, benchmark and
+ * chaos replica addressing a sandbox *process* by UPSTREAM_BASE_URL is a deployment, not the demo. Test values,
+ * public on purpose; loopback receivers are allowed explicitly (WEBHOOKS_ALLOW_PRIVATE_TARGETS).
+ */
+export const TEST_DEPLOYMENT_ENV: Readonly<Record<string, string>> = {
+  API_KEY_PEPPER: 'test-deployment-pepper-0123456789abcdef',
+  CURSOR_SECRET: 'test-deployment-cursor-secret-0123456789',
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS: 'true',
+};
+
+/**
  * Environment of a replica in the chaos run, the crash-point tests and the checkout benchmark: the standalone
  * sandbox as upstream, short leases and polls (a killed replica's orders are taken over within seconds), short
  * upstream timeouts (a `hang` fault costs seconds, not the 10-15 s defaults), short webhook polls and leases,
@@ -15,6 +26,7 @@ export function replicaEnv(options: {
 }): Record<string, string> {
   return {
     NODE_ENV: 'test',
+    ...TEST_DEPLOYMENT_ENV,
     LOG_LEVEL: 'warn',
     DATABASE_URL: options.databaseUrl,
     MIGRATIONS_RUN: 'true',

@@ -597,7 +597,7 @@ export interface paths {
     };
     get?: never;
     put?: never;
-    /** Log out of the status page (clears the session cookie) */
+    /** Log out of the status page: ends the session on every replica and clears the cookie */
     post: operations['statusLogout'];
     delete?: never;
     options?: never;
@@ -659,6 +659,11 @@ export interface components {
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
+      /**
+       * @description True when the key may act for any subject: unbound (issued with `anySubject: true`, an admin key, or issued before bindings were required); false when bound
+       * @example false
+       */
+      anySubject: boolean;
     };
     SubjectBindingInputDto: {
       /**
@@ -687,8 +692,13 @@ export interface components {
       scopes: (
         'catalog:read' | 'listings:write' | 'orders:write' | 'transactions:write' | 'webhooks:write' | 'admin'
       )[];
-      /** @description Bind the key to subjects: routes that act for a user or integrator subject refuse any other with 403 SUBJECT_NOT_ALLOWED. Omitted or null: unbound (any subject). Not allowed on an admin key. */
+      /** @description Bind the key to subjects: routes that act for a user or integrator subject refuse any other with 403 SUBJECT_NOT_ALLOWED. Not allowed on an admin key. A non-admin key with listings:write, orders:write or transactions:write needs a binding or `anySubject: true`. */
       binding?: components['schemas']['SubjectBindingInputDto'] | null;
+      /**
+       * @description The explicit opt-in to an unbound key: it may act for any subject (needed for a non-admin key with listings:write, orders:write or transactions:write and no binding; exclusive with `binding`).
+       * @example false
+       */
+      anySubject?: boolean;
     };
     CreatedApiClientResponseDto: {
       /**
@@ -714,6 +724,11 @@ export interface components {
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
+      /**
+       * @description True when the key may act for any subject: unbound (issued with `anySubject: true`, an admin key, or issued before bindings were required); false when bound
+       * @example false
+       */
+      anySubject: boolean;
       /**
        * Format: uuid
        * @description Admin client that issued it
@@ -766,6 +781,11 @@ export interface components {
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
+      /**
+       * @description True when the key may act for any subject: unbound (issued with `anySubject: true`, an admin key, or issued before bindings were required); false when bound
+       * @example false
+       */
+      anySubject: boolean;
       /**
        * Format: uuid
        * @description Admin client that issued it
@@ -2165,7 +2185,7 @@ export interface operations {
           'application/json': components['schemas']['CreatedApiClientResponseDto'];
         };
       };
-      /** @description VALIDATION_FAILED: names the field (a malformed binding pattern, a binding on an admin key) */
+      /** @description VALIDATION_FAILED: names the field (a malformed binding pattern, a binding on an admin key, a write key with neither a binding nor `anySubject: true`, both) */
       400: {
         headers: {
           [name: string]: unknown;
@@ -5224,8 +5244,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: too many failed authentications from this address (Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5280,8 +5309,17 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: too many failed authentications from this address (Retry-After) */
+      429: {
         headers: {
           [name: string]: unknown;
         };
@@ -5318,7 +5356,7 @@ export interface operations {
           'text/css': string;
         };
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5356,7 +5394,7 @@ export interface operations {
           'text/javascript': string;
         };
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5423,7 +5461,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
         headers: {
           [name: string]: unknown;
@@ -5459,6 +5497,15 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
+      /** @description RATE_LIMITED: too many failed authentications from this address (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
       /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
       500: {
         headers: {
@@ -5479,14 +5526,14 @@ export interface operations {
     };
     requestBody?: never;
     responses: {
-      /** @description The cookie is cleared */
+      /** @description The session is ended and the cookie cleared */
       204: {
         headers: {
           [name: string]: unknown;
         };
         content?: never;
       };
-      /** @description NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true) */
+      /** @description NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true) */
       404: {
         headers: {
           [name: string]: unknown;

@@ -102,5 +102,5 @@ export type EffectivePolicy = Exclude<AccessPolicy, { kind: 'public-if' }>;
 
 export function effectivePolicy(policy: AccessPolicy, config: AuthConfig): EffectivePolicy {
   if (policy.kind !== 'public-if') return policy;
-  return config[policy.flag] ? { kind: 'public' } : { kind: 'scope', scope: policy.otherwise };
+  return config[policy.flag] === true ? { kind: 'public' } : { kind: 'scope', scope: policy.otherwise };
 }

@@ -10,6 +10,9 @@ import type { ApiKeyAuthenticator } from './api-key.authenticator';
 import type { VerifyResult } from './api-clients.service';
 import type { Scope } from './scopes';
 import type { SubjectBinding } from './subject-binding';
+import { FailedAuthLimiter } from './failed-auth.limiter';
+import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
+import type { ReplicasService } from '../replicas/replicas.service';
 
 class Routes {
   @Public() open(): void {}
@@ -29,6 +32,7 @@ class ClassLevel {
 
 interface FakeRequest {
   id: string;
+  ip: string;
   headers: Record<string, string>;
   apiClient?: unknown;
   clientContext?: unknown;
@@ -44,11 +48,12 @@ function contextFor(
   controller: object,
   method: string,
   headers: Record<string, string>,
-  input: { params?: unknown; body?: unknown } = {},
+  input: { params?: unknown; body?: unknown; ip?: string } = {},
 ) {
   const rawHeaders = Object.entries(headers).flat();
   const request: FakeRequest = {
     id: 'req-1',
+    ip: '127.0.0.1',
     headers,
     routeOptions: { url: '/x' },
     raw: { rawHeaders },
@@ -63,12 +68,17 @@ function contextFor(
   return { ctx, request, reply };
 }
 
-function guard(result: VerifyResult, env: Record<string, string> = {}) {
-  const authenticate = vi.fn<(key: string) => Promise<VerifyResult>>(async () => result);
+function guard(result: VerifyResult | (() => VerifyResult), env: Record<string, string> = {}) {
+  const authenticate = vi.fn<(key: string) => Promise<VerifyResult>>(async () =>
+    typeof result === 'function' ? result() : result,
+  );
   const sut = new AccessGuard(
     new Reflector(),
     { authenticate } as unknown as ApiKeyAuthenticator,
     loadAuthConfig({ NODE_ENV: 'test', ...env }),
+    new FailedAuthLimiter(new SlidingWindowThrottlerStorage(), loadAuthConfig({ NODE_ENV: 'test', ...env }), {
+      share: (budget: number) => budget,
+    } as ReplicasService),
   );
   return { sut, authenticate };
 }
@@ -78,6 +88,7 @@ const ok = (scopes: Scope[], binding: SubjectBinding | null = null): VerifyResul
   client: { id: 'c1', name: 'client one', scopes, binding },
 });
 const KEY = { authorization: 'Bearer trb_live_whatever' };
+const from = (ip: string, headers: Record<string, string> = KEY) => contextFor(Routes, 'me', headers, { ip });
 const buyer = (buyer_subject: unknown) => ({ body: { buyer_subject } });
 
 async function rejection(promise: Promise<unknown>): Promise<AppError> {
@@ -207,5 +218,27 @@ describe(AccessGuard.name, () => {
     );
     const adminOnly = guard(ok(['admin']), { METRICS_PUBLIC: 'false' }).sut;
     expect(await adminOnly.canActivate(contextFor(Routes, 'metrics', KEY).ctx)).toBe(true);
+  });
+
+  it('throttles failed authentications per source address: past RATE_LIMIT_AUTH_FAILURES even a valid key is 429 with Retry-After (issue 31 item 4)', async () => {
+    let outcome: VerifyResult = { ok: false, reason: 'unknown' };
+    const { sut, authenticate } = guard(() => outcome, {
+      RATE_LIMIT_AUTH_FAILURES: '3',
+      RATE_LIMIT_WINDOW_MS: '60000',
+    });
+    for (let i = 0; i < 3; i++)
+      expect((await rejection(sut.canActivate(from('10.0.0.1').ctx))).code).toBe('UNAUTHORIZED');
+    // No credential at all is not a guess: it does not count, and it is refused like any other request.
+    outcome = ok(['admin']);
+    const blocked = from('10.0.0.1');
+    const error = await rejection(sut.canActivate(blocked.ctx));
+    expect([error.code, error.retryAfterSeconds]).toEqual(['RATE_LIMITED', 60]);
+    const calls = authenticate.mock.calls.length;
+    expect((await rejection(sut.canActivate(from('10.0.0.1', {}).ctx))).code).toBe('RATE_LIMITED');
+    expect(authenticate.mock.calls.length).toBe(calls);
+    // Another address has its own budget; missing keys never spend it.
+    for (let i = 0; i < 5; i++)
+      expect((await rejection(sut.canActivate(from('10.0.0.2', {}).ctx))).code).toBe('UNAUTHORIZED');
+    expect(await sut.canActivate(from('10.0.0.2').ctx)).toBe(true);
   });
 });

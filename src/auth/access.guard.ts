@@ -8,6 +8,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import type { AuthFailureReason } from './api-clients.service';
 import { presentedKey } from './authenticated-request';
+import { FailedAuthLimiter } from './failed-auth.limiter';
 import { grants } from './scopes';
 import { assertSubjectAllowed } from './subject-binding';
 
@@ -25,6 +26,7 @@ export class AccessGuard implements CanActivate {
     private readonly reflector: Reflector,
     private readonly authenticator: ApiKeyAuthenticator,
     private readonly config: AuthConfig,
+    private readonly failures: FailedAuthLimiter,
   ) {}
 
   /** Effective policy per (handler, controller): metadata and configuration are fixed after bootstrap. */
@@ -37,6 +39,8 @@ export class AccessGuard implements CanActivate {
 
     const http = context.switchToHttp();
     const request = http.getRequest<FastifyRequest>();
+    // An address past its failed-authentication budget is refused before its credential is looked at.
+    this.failures.assertAllowed(request.ip);
     const presented = presentedKey(request.headers, request.raw.rawHeaders);
     if (presented === undefined) this.refuse(request, http.getResponse<FastifyReply>(), 'missing');
     if (presented === null) this.refuse(request, http.getResponse<FastifyReply>(), 'malformed');
@@ -80,6 +84,8 @@ export class AccessGuard implements CanActivate {
 
   private refuse(request: FastifyRequest, reply: FastifyReply, reason: AuthFailureReason): never {
     this.logger.log({ requestId: request.id, reason }, 'authentication failed');
+    // No credential at all is not a guess (a probe, a misconfigured client): only presented ones count.
+    if (reason !== 'missing') this.failures.recordFailure(request.ip);
     void reply.header('www-authenticate', 'Bearer');
     throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
   }

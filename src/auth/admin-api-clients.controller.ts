@@ -4,6 +4,7 @@ import { AppError } from '../common/app-error';
 import { KeysetCursorCodec } from '../common/keyset-cursor';
 import { keysetPage } from '../common/keyset-page';
 import { ApiErrorResponse } from '../common/openapi';
+import { validationFailed } from '../common/validation';
 import { RequireScope } from './access.decorators';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { apiClientAfter, apiClientListBinding, apiClientPosition } from './api-client.cursor';
@@ -18,6 +19,7 @@ import {
 } from './dto/api-client.response.dto';
 import { ListApiClientsQueryDto } from './dto/list-api-clients.query.dto';
 import { SubjectBindingInputDto } from './dto/subject-binding.dto';
+import { ANY_SUBJECT } from './subject-binding';
 
 /** A malformed id is answered like an unknown one: the caller learns nothing either way. */
 const clientId = new ParseUUIDPipe({
@@ -47,14 +49,20 @@ export class AdminApiClientsController {
   @ApiCreatedResponse({ type: CreatedApiClientResponseDto })
   @ApiErrorResponse(
     400,
-    'VALIDATION_FAILED: names the field (a malformed binding pattern, a binding on an admin key)',
+    'VALIDATION_FAILED: names the field (a malformed binding pattern, a binding on an admin key, a write key ' +
+      'with neither a binding nor `anySubject: true`, both)',
   )
   async create(
     @CurrentClient() caller: ClientContext,
     @Body() body: CreateApiClientDto,
   ): Promise<CreatedApiClientResponseDto> {
+    if (body.binding && body.anySubject === true)
+      throw validationFailed([
+        { field: 'anySubject', problems: ['anySubject: true and a binding exclude each other'] },
+      ]);
     const binding = body.binding ? SubjectBindingInputDto.toBinding(body.binding) : null;
-    const issued = await this.clients.issue(body.name, body.scopes, caller.id, binding);
+    const request = body.anySubject === true ? ANY_SUBJECT : binding;
+    const issued = await this.clients.issue(body.name, body.scopes, caller.id, request);
     return Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key });
   }
 

@@ -6,7 +6,7 @@ import type { ApiClientEntity } from './api-client.entity';
 import type { ApiClientRepository, ListPosition } from './api-client.repository';
 import type { ClientContext } from './client-context';
 import type { Scope } from './scopes';
-import { bindingProblem, type SubjectBinding } from './subject-binding';
+import { bindingProblem, storedBinding, type BindingRequest, type SubjectBinding } from './subject-binding';
 
 /** A client as shown to operators: never the key, never its hash. */
 export interface ApiClientView {
@@ -16,6 +16,8 @@ export interface ApiClientView {
   scopes: Scope[];
   /** The subjects the key may act for; null: unbound. */
   binding: SubjectBinding | null;
+  /** True when the key may act for any subject (unbound: opted in, an admin key, or issued before the rule). */
+  anySubject: boolean;
   createdBy: string | null;
   createdAt: Date;
   revokedAt: Date | null;
@@ -71,6 +73,7 @@ export function toView(row: ApiClientEntity): ApiClientView {
     keyPrefix: row.keyPrefix,
     scopes: row.scopes,
     binding: bindingOf(row),
+    anySubject: bindingOf(row) === null,
     createdBy: row.createdBy,
     createdAt: row.createdAt,
     revokedAt: row.revokedAt,
@@ -89,18 +92,20 @@ export class ApiClientsService {
   ) {}
 
   /**
-   * New random key for a new client; the key is returned once and only its hash is stored. `binding`:
-   * the subjects it may act for (null: unbound); refused (400 naming `binding`) on an admin key or with
-   * a malformed pattern.
+   * New random key for a new client; the key is returned once and only its hash is stored. `request`: the
+   * subjects it may act for, or ANY_SUBJECT (the explicit opt-in), or null (nothing said); refused (400 naming
+   * `binding`) on an admin key with a binding, a malformed pattern, or a non-admin key with a subject scope and
+   * neither a binding nor the opt-in.
    */
   async issue(
     name: string,
     scopes: Scope[],
     createdBy: string | null = null,
-    binding: SubjectBinding | null = null,
+    request: BindingRequest = null,
   ): Promise<IssuedKey> {
-    const problem = bindingProblem(scopes, binding);
+    const problem = bindingProblem(scopes, request);
     if (problem !== undefined) throw validationFailed([{ field: 'binding', problems: [problem] }]);
+    const binding = storedBinding(request);
     for (let attempt = 1; ; attempt++) {
       const key = generateApiKey();
       try {

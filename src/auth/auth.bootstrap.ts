@@ -9,9 +9,12 @@ import { ApiClientsService } from './api-clients.service';
 
 export const DEMO_KEY_FILE = 'demo-api-key';
 
-/** The demo key exists only for a local `npm start` with no configuration: never in production. */
+/**
+ * The demo key exists only for a local `npm start` with no configuration: the local demo (loopback HOST, the
+ * in-process sandbox; config/deployment.ts) on the embedded database, never anywhere else.
+ */
 export function demoKeyAllowed(app: AppConfig, auth: AuthConfig): boolean {
-  return app.NODE_ENV === 'development' && !app.DATABASE_URL && !auth.BFF_BOOTSTRAP_API_KEY;
+  return app.NODE_ENV === 'development' && app.localDemo && !app.DATABASE_URL && !auth.BFF_BOOTSTRAP_API_KEY;
 }
 
 /**

@@ -16,6 +16,12 @@ export class AuthController {
   })
   @ApiOkResponse({ type: MeResponseDto })
   me(@CurrentClient() client: ClientContext): MeResponseDto {
-    return { id: client.id, name: client.name, scopes: client.scopes, binding: client.binding };
+    return {
+      id: client.id,
+      name: client.name,
+      scopes: client.scopes,
+      binding: client.binding,
+      anySubject: client.binding === null,
+    };
   }
 }

@@ -15,6 +15,7 @@ import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthBootstrap } from './auth.bootstrap';
 import { AuthController } from './auth.controller';
 import { ClientThrottlerGuard } from './client-throttler.guard';
+import { FailedAuthLimiter } from './failed-auth.limiter';
 import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
 
 /**
@@ -56,11 +57,12 @@ export class AuthModule {
           inject: [DataSource, AuthConfig],
         },
         ApiKeyAuthenticator,
+        FailedAuthLimiter,
         AuthBootstrap,
         { provide: APP_GUARD, useClass: AccessGuard },
         { provide: APP_GUARD, useClass: ClientThrottlerGuard },
       ],
-      exports: [AuthConfig, ApiClientsService],
+      exports: [AuthConfig, ApiClientsService, FailedAuthLimiter],
     };
   }
 }

@@ -34,6 +34,16 @@ describe(runKeysCommand.name, () => {
   it.each([
     ['a malformed user subject pattern', ['--scopes', 'orders:write', '--user-subject', 'a*b'], 'trailing *'],
     ['a bound admin key', ['--scopes', 'admin', '--integrator-subject', 'acme'], 'admin key cannot be bound'],
+    [
+      'a write key and neither a binding nor --any-subject',
+      ['--scopes', 'orders:write'],
+      'any subject explicitly',
+    ],
+    [
+      'a subject pattern with a slash',
+      ['--scopes', 'orders:write', '--user-subject', 'alice/*'],
+      'trailing *',
+    ],
   ])(
     'create with %s is a usage error naming the options, before any database work',
     async (_n, argv, why) => {

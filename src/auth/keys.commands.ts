@@ -11,7 +11,7 @@ import { ApiClientRepository, type ListPosition } from './api-client.repository'
 import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
 import { ApiClientResponseDto } from './dto/api-client.response.dto';
 import { parseScopeList, SCOPES } from './scopes';
-import { bindingProblem, describeBinding, type SubjectBinding } from './subject-binding';
+import { ANY_SUBJECT, bindingProblem, describeBinding, type BindingRequest } from './subject-binding';
 
 export interface KeysIo {
   out(text: string): void;
@@ -22,14 +22,16 @@ export const KEYS_USAGE = `usage: npm run keys -- <command>
   create --name <name> --scopes <scope,...> [--json]   issue a key (printed once, never stored)
          [--user-subject <pattern>]...                  bind it: the user subjects it may act for
          [--integrator-subject <pattern>]...            bind it: the integrator subjects it may sign as
+         [--any-subject]                                or leave it unbound: it may act for any subject
   list [--json]                                         every client, no secrets
   revoke <id>                                           revoke a client and every key it issued (401 within API_KEY_CACHE_TTL_MS, default 2 s)
   generate                                              print a new well-formed key, store nothing
                                                         (for BFF_BOOTSTRAP_API_KEY)
 scopes: ${SCOPES.join(', ')} (admin implies all)
 patterns: an exact subject, or a prefix ending in one * (acme-*); * alone: every subject of that kind.
-  With either option the key is bound (the other list empty unless given); without both it is unbound
-  (any subject). An admin key cannot be bound.`;
+  With either option the key is bound (the other list empty unless given). A non-admin key with
+  listings:write, orders:write or transactions:write needs a binding or --any-subject (the explicit
+  opt-in to an unbound key). An admin key cannot be bound.`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -94,9 +96,14 @@ async function listAll(service: ApiClientsService): Promise<ApiClientView[]> {
   }
 }
 
-/** The binding the create options ask for: either option binds the key; neither leaves it unbound. */
-function bindingOption(user: string[] | undefined, integrator: string[] | undefined): SubjectBinding | null {
-  if (user === undefined && integrator === undefined) return null;
+/** The binding the create options ask for: either option binds the key; --any-subject opts in to none. */
+function bindingOption(
+  user: string[] | undefined,
+  integrator: string[] | undefined,
+  anySubject: boolean,
+): BindingRequest {
+  if (user === undefined && integrator === undefined) return anySubject ? ANY_SUBJECT : null;
+  if (anySubject) throw new UsageError('--any-subject: not with --user-subject/--integrator-subject');
   return { userSubjects: [...new Set(user ?? [])], integratorSubjects: [...new Set(integrator ?? [])] };
 }
 
@@ -110,6 +117,7 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
       scopes: { type: 'string' },
       'user-subject': { type: 'string', multiple: true },
       'integrator-subject': { type: 'string', multiple: true },
+      'any-subject': { type: 'boolean', default: false },
       json: { type: 'boolean', default: false },
       help: { type: 'boolean', short: 'h', default: false },
     },
@@ -132,9 +140,14 @@ async function run(argv: string[], env: NodeJS.ProcessEnv, io: KeysIo): Promise<
       } catch (error) {
         throw new UsageError(`--scopes: ${(error as Error).message}`);
       }
-      const binding = bindingOption(values['user-subject'], values['integrator-subject']);
+      const binding = bindingOption(
+        values['user-subject'],
+        values['integrator-subject'],
+        values['any-subject'],
+      );
       const problem = bindingProblem(scopes, binding);
-      if (problem !== undefined) throw new UsageError(`--user-subject/--integrator-subject: ${problem}`);
+      if (problem !== undefined)
+        throw new UsageError(`--user-subject/--integrator-subject/--any-subject: ${problem}`);
       const issued = await withService(env, (service) => service.issue(name, scopes, null, binding));
       if (values.json) {
         io.out(JSON.stringify(Object.assign(ApiClientResponseDto.from(issued.client), { key: issued.key })));

@@ -81,6 +81,20 @@ export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnApplic
     return { totalHits: window.size, timeToExpire, isBlocked: false, timeToBlockExpire: 0 };
   }
 
+  /**
+   * Whether `key`'s window is full (another hit would be refused), counting nothing: seconds until its oldest
+   * hit leaves the window, or 0 when there is room. The failed-authentication budget asks this before it
+   * verifies a credential, and counts (hit) only the attempts that fail.
+   */
+  retryAfter(key: string, limit: number): number {
+    const window = this.windows.get(key);
+    if (!window) return 0;
+    const now = this.clock();
+    dropExpired(window, now);
+    if (window.size < limit || window.size === 0) return 0;
+    return Math.max(1, Math.ceil((window.expiries[window.head] - now) / 1000));
+  }
+
   /** Forgets keys with no counted hit left and a passed reset (run every minute while keys exist). */
   sweep(now = this.clock()): void {
     for (const [key, window] of this.windows) {

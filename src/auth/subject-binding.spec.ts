@@ -6,6 +6,9 @@ import {
   describeBinding,
   isSubjectPattern,
   patternMatches,
+  ANY_SUBJECT,
+  storedBinding,
+  UNBOUND_WRITE_KEY_MESSAGE,
   type SubjectBinding,
 } from './subject-binding';
 
@@ -15,19 +18,33 @@ const subject = fc
   .filter((s) => !s.includes('*') && !/\p{Cc}/u.test(s));
 
 describe('subject binding', () => {
-  it.each(['alice', 'acme-*', '*', 'a b', 'é😀', 'x'.repeat(255), `${'x'.repeat(255)}*`])(
+  it.each(['alice', 'acme-*', '*', 'a.b_c:d@e-f', 'x'.repeat(128), `${'x'.repeat(128)}*`])(
     'accepts the pattern %s',
     (pattern) => {
       expect(isSubjectPattern(pattern)).toBe(true);
     },
   );
 
-  it.each(['', '**', 'a*b', '*a', 'a**', 'a\u0000', 'tab\there', 'x'.repeat(256), `${'x'.repeat(256)}*`])(
-    'refuses the pattern %j',
-    (pattern) => {
-      expect(isSubjectPattern(pattern)).toBe(false);
-    },
-  );
+  it.each([
+    '',
+    '**',
+    'a*b',
+    '*a',
+    'a**',
+    'a\u0000',
+    'tab\there',
+    'a b',
+    'é😀',
+    'alice/',
+    'alice/*',
+    'a%2F*',
+    '..',
+    'a..*',
+    'x'.repeat(129),
+    `${'x'.repeat(129)}*`,
+  ])('refuses the pattern %j', (pattern) => {
+    expect(isSubjectPattern(pattern)).toBe(false);
+  });
 
   it('an exact pattern matches only itself; a prefix pattern exactly the subjects that start with it (fast-check)', () => {
     fc.assert(
@@ -70,8 +87,21 @@ describe('subject binding', () => {
     ).toContain('100');
   });
 
+  it('refuses a non-admin key with a subject scope and neither a binding nor the any-subject opt-in (issue 31 item 3)', () => {
+    for (const scope of ['listings:write', 'orders:write', 'transactions:write'] as const) {
+      expect(bindingProblem([scope], null)).toBe(UNBOUND_WRITE_KEY_MESSAGE);
+      expect(bindingProblem(['catalog:read', scope], null)).toBe(UNBOUND_WRITE_KEY_MESSAGE);
+      expect(bindingProblem([scope], ANY_SUBJECT)).toBeUndefined();
+    }
+    // Keys whose routes act for no subject need neither; an admin key is never bound.
+    expect(bindingProblem(['catalog:read'], null)).toBeUndefined();
+    expect(bindingProblem(['webhooks:write'], null)).toBeUndefined();
+    expect(bindingProblem(['admin', 'orders:write'], null)).toBeUndefined();
+    expect(storedBinding(ANY_SUBJECT)).toBeNull();
+  });
+
   it('describes a binding in one line for the key list', () => {
-    expect(describeBinding(null)).toBe('-');
+    expect(describeBinding(null)).toBe('any subject');
     expect(describeBinding({ userSubjects: ['a-*', 'b'], integratorSubjects: [] })).toBe(
       'users: a-*, b; integrators: (none)',
     );

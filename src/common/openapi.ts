@@ -9,6 +9,9 @@ import {
 import { ERROR_HTTP_STATUS } from './app-error';
 import { SERVICE_VERSION } from './service-version';
 
+/** The OpenAPI security scheme of the status page's session cookie (src/status/). */
+export const STATUS_SESSION_SCHEME = 'status_session';
+
 const ERROR_SCHEMA = {
   type: 'object',
   required: ['error'],
@@ -82,6 +85,16 @@ export function buildOpenApiDocument(app: INestApplication): OpenAPIObject {
     .addApiKey(
       { type: 'apiKey', in: 'header', name: 'x-api-key', description: 'API key (alternative)' },
       'x-api-key',
+    )
+    .addCookieAuth(
+      'bff_status_session',
+      {
+        type: 'apiKey',
+        in: 'cookie',
+        name: 'bff_status_session',
+        description: "The status page's session cookie, set by POST /status/login (docs/status.md)",
+      },
+      STATUS_SESSION_SCHEME,
     )
     .build();
   const document = SwaggerModule.createDocument(app, config);

@@ -7,6 +7,12 @@ describe(helmetHeaders.name, () => {
     await expect(helmetHeaders()).resolves.toEqual(SECURITY_HEADERS);
   });
 
+  it("allows scripts only from this origin: no 'unsafe-inline' in script-src (issue 31 item 5)", async () => {
+    const csp = (await helmetHeaders())['content-security-policy'];
+    const scriptSrc = csp.split(';').find((d) => d.startsWith('script-src '));
+    expect(scriptSrc).toBe("script-src 'self'");
+  });
+
   it('follows the options (a changed CSP changes the table)', async () => {
     const headers = await helmetHeaders({
       contentSecurityPolicy: { directives: { defaultSrc: ["'none'"] } },

@@ -1,5 +1,6 @@
 import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
+import { DEFAULT_HOST, isLocalDemo } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
@@ -27,7 +28,7 @@ export class AppConfig {
 
   @IsString()
   @Matches(/^[0-9A-Za-z.:\-[\]]+$/, { message: 'HOST must be a host name or IP address' })
-  HOST = '127.0.0.1';
+  HOST = DEFAULT_HOST;
 
   /** Unset: an embedded PostgreSQL under DATA_DIR is started and used. */
   @IsOptional()
@@ -93,7 +94,7 @@ export class AppConfig {
   @EnvInt(200, 600_000)
   REPLICA_DEAD_AFTER_MS = 5_000;
 
-  /** `GET /status` (the operator page) is served in development and test; in production only when true. */
+  /** `GET /status` (the operator page): served in the local demo; elsewhere only when true. */
   @EnvBool()
   @IsOptional()
   STATUS_PAGE_ENABLED?: boolean;
@@ -110,18 +111,20 @@ export class AppConfig {
   @EnvInt(60_000, 86_400_000)
   STATUS_SESSION_TTL_MS = 900_000;
 
-  get isProduction(): boolean {
-    return this.NODE_ENV === 'production';
-  }
+  /**
+   * Filled in by loadAppConfig (config/deployment.ts): loopback HOST, in-process sandbox upstream, NODE_ENV not
+   * production. Every development allowance keys on it, never on NODE_ENV alone.
+   */
+  localDemo = false;
 
-  /** `/docs` is open in development and test; in production only when DOCS_ENABLED=true. */
+  /** `/docs` is open in the local demo; elsewhere only when DOCS_ENABLED=true. */
   get docsEnabled(): boolean {
-    return this.DOCS_ENABLED ?? !this.isProduction;
+    return this.DOCS_ENABLED ?? this.localDemo;
   }
 
-  /** `/status` and its assets: open (to admin keys) in development and test; in production only when enabled. */
+  /** `/status` and its assets: open (to admin keys) in the local demo; elsewhere only when enabled. */
   get statusPageEnabled(): boolean {
-    return this.STATUS_PAGE_ENABLED ?? !this.isProduction;
+    return this.STATUS_PAGE_ENABLED ?? this.localDemo;
   }
 }
 
@@ -142,5 +145,6 @@ export function loadAppConfig(env: NodeJS.ProcessEnv = process.env): AppConfig {
       `SHUTDOWN_DRAIN_DELAY_MS: must leave at least ${MIN_CLOSE_BUDGET_MS} ms of SHUTDOWN_TIMEOUT_MS for closing (the drain and the close together must fit in the timeout)`,
     );
   if (problems.length > 0) throw new ConfigValidationError(problems);
+  config.localDemo = isLocalDemo(env);
   return config;
 }

@@ -1,10 +1,12 @@
 import { createHmac } from 'node:crypto';
 import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
+import { isLocalDemo, missingSecret } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /**
- * Used outside production when API_KEY_PEPPER is unset, so a fresh checkout (service and `npm run
- * keys`) agree without configuration. Production refuses to start without a real pepper.
+ * Used only in the local demo (config/deployment.ts) when API_KEY_PEPPER is unset, so a fresh checkout (service
+ * and `npm run keys`) agree without configuration. Anywhere else the start is refused without a real pepper:
+ * this value is public, and key hashes, cursor MACs, webhook-secret encryption and status sessions derive from it.
  */
 export const DEVELOPMENT_API_KEY_PEPPER = 'ticket-resale-bff-development-pepper-not-for-production';
 
@@ -24,7 +26,7 @@ const MAX_RATE_LIMIT = 100_000;
  * `.env.example` next to the service's other variables; a unit test keeps the two in step.
  */
 export class AuthConfig {
-  /** HMAC key for stored key hashes. Secret; required in production (>= 32 characters). */
+  /** HMAC key for stored key hashes. Secret; required outside the local demo (>= 32 characters). */
   @IsOptional()
   @IsString()
   @MinLength(32, { message: 'API_KEY_PEPPER must be at least 32 characters' })
@@ -32,9 +34,8 @@ export class AuthConfig {
   API_KEY_PEPPER?: string;
 
   /**
-   * HMAC key of the keyset cursors (`common/keyset-cursor.ts`). Secret; required in production
-   * (>= 32 characters). Outside production it is derived from the effective pepper, so replicas
-   * that share API_KEY_PEPPER accept each other's cursors without another variable.
+   * HMAC key of the keyset cursors (`common/keyset-cursor.ts`). Secret; required outside the local demo
+   * (>= 32 characters). In the local demo it is derived from the development pepper.
    */
   @IsOptional()
   @IsString()
@@ -53,9 +54,13 @@ export class AuthConfig {
   @EnvInt(0, 5000)
   API_KEY_CACHE_TTL_MS = 2000;
 
-  /** `GET /metrics` without a key (true) or with the `admin` scope only (false). */
+  /**
+   * `GET /metrics` without a key (true) or with the `admin` scope only (false). Unset: public in the local demo,
+   * admin-only anywhere else (filled in by loadAuthConfig).
+   */
   @EnvBool()
-  METRICS_PUBLIC = true;
+  @IsOptional()
+  METRICS_PUBLIC?: boolean;
 
   @EnvInt(1, 3_600_000)
   RATE_LIMIT_WINDOW_MS = 60_000;
@@ -79,36 +84,42 @@ export class AuthConfig {
   @EnvInt(1, MAX_RATE_LIMIT)
   RATE_LIMIT_ADMIN = 120;
 
-  /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper outside production. */
+  /**
+   * Failed authentications (a wrong, unknown, revoked or malformed key, the status page's included) one source
+   * address may make per RATE_LIMIT_WINDOW_MS, on every route and `POST /status/login`; past it every request of
+   * that address that needs a credential is 429 with Retry-After until the window frees. The whole service's
+   * budget, like the others (each replica counts budget / live replicas).
+   */
+  @EnvInt(1, MAX_RATE_LIMIT)
+  RATE_LIMIT_AUTH_FAILURES = 60;
+
+  /** Filled in by loadAuthConfig: API_KEY_PEPPER, or the development pepper in the local demo. */
   pepper = '';
 
-  /** Filled in by loadAuthConfig: CURSOR_SECRET, or (outside production) one derived from the pepper. */
+  /** Filled in by loadAuthConfig: CURSOR_SECRET, or (local demo) one derived from the development pepper. */
   cursorSecret = '';
 }
 
-/** Outside production: a cursor secret every replica with the same pepper derives identically. */
+/** Local demo: a cursor secret every process with the same pepper derives identically. */
 export function derivedCursorSecret(pepper: string): string {
   return createHmac('sha256', pepper).update('keyset-cursor-secret-v1').digest('hex');
 }
 
 /**
- * Reads and validates the auth variables once (throws ConfigValidationError naming every bad one).
- * `NODE_ENV` is read from the same environment: production requires API_KEY_PEPPER and CURSOR_SECRET.
+ * Reads and validates the auth variables once (throws ConfigValidationError naming every bad one). Outside the
+ * local demo (config/deployment.ts, read from the same environment) API_KEY_PEPPER and CURSOR_SECRET are
+ * required and /metrics is admin-only unless METRICS_PUBLIC=true.
  */
 export function loadAuthConfig(env: NodeJS.ProcessEnv = process.env): AuthConfig {
   const config = validateEnvClass(AuthConfig, env);
-  const production = env.NODE_ENV === 'production';
+  const localDemo = isLocalDemo(env);
   const missing: string[] = [];
-  if (production && !config.API_KEY_PEPPER)
-    missing.push(
-      'API_KEY_PEPPER: required when NODE_ENV=production (a random secret of at least 32 characters)',
-    );
-  if (production && !config.CURSOR_SECRET)
-    missing.push(
-      'CURSOR_SECRET: required when NODE_ENV=production (a random secret of at least 32 characters)',
-    );
+  const secret = 'a random secret of at least 32 characters';
+  if (!localDemo && !config.API_KEY_PEPPER) missing.push(missingSecret('API_KEY_PEPPER', secret));
+  if (!localDemo && !config.CURSOR_SECRET) missing.push(missingSecret('CURSOR_SECRET', secret));
   if (missing.length > 0) throw new ConfigValidationError(missing);
   config.pepper = config.API_KEY_PEPPER ?? DEVELOPMENT_API_KEY_PEPPER;
   config.cursorSecret = config.CURSOR_SECRET ?? derivedCursorSecret(config.pepper);
+  config.METRICS_PUBLIC ??= localDemo;
   return config;
 }

@@ -43,7 +43,7 @@ export function loadServiceConfig(env: NodeJS.ProcessEnv): ServiceConfig {
   const webhooks = load(() => loadWebhooksConfig(env));
   // SANDBOX_* matter only when the sandbox is the upstream.
   const sandbox = upstream?.usesInProcessSandbox === false ? {} : load(() => loadSandboxEnv(env));
-  if (app?.isProduction && upstream?.usesInProcessSandbox) {
+  if (app?.NODE_ENV === 'production' && upstream?.usesInProcessSandbox) {
     problems.push(
       'UPSTREAM_BASE_URL: must be set when NODE_ENV=production (the in-process sandbox is test money)',
     );

@@ -1,4 +1,5 @@
 import { IsOptional, MaxLength, MinLength } from 'class-validator';
+import { isLocalDemo } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
 
 /**
@@ -61,10 +62,19 @@ export class WebhooksConfig {
   WEBHOOKS_SECRET_KEY?: string;
 
   /**
-   * Filled in by loadWebhooksConfig: NODE_ENV=production. There endpoint URLs must be https and deliveries never
-   * reach loopback or private addresses; elsewhere http to a loopback host is allowed (local receivers).
+   * Endpoint URLs may be http to a loopback host and deliveries may reach loopback and private addresses (local
+   * receivers: tests, the chaos run). Unset: only in the local demo (config/deployment.ts). Refused with
+   * NODE_ENV=production.
    */
-  production = false;
+  @EnvBool()
+  @IsOptional()
+  WEBHOOKS_ALLOW_PRIVATE_TARGETS?: boolean;
+
+  /**
+   * Filled in by loadWebhooksConfig: not the local demo and no WEBHOOKS_ALLOW_PRIVATE_TARGETS=true. Then endpoint
+   * URLs must be https and deliveries never reach loopback or private addresses.
+   */
+  production = true;
 }
 
 /** Reads and validates the webhooks variables (throws ConfigValidationError naming every bad one). */
@@ -74,6 +84,10 @@ export function loadWebhooksConfig(env: NodeJS.ProcessEnv = process.env): Webhoo
     throw new ConfigValidationError([
       'WEBHOOKS_LEASE_MS: must be greater than WEBHOOKS_DELIVERY_TIMEOUT_MS (a send must end within its lease)',
     ]);
-  config.production = env.NODE_ENV === 'production';
+  if (env.NODE_ENV === 'production' && config.WEBHOOKS_ALLOW_PRIVATE_TARGETS === true)
+    throw new ConfigValidationError([
+      'WEBHOOKS_ALLOW_PRIVATE_TARGETS: refused when NODE_ENV=production (deliveries must not reach private networks)',
+    ]);
+  config.production = !(config.WEBHOOKS_ALLOW_PRIVATE_TARGETS ?? isLocalDemo(env));
   return config;
 }

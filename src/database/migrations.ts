@@ -25,6 +25,7 @@ import { CreateOutboxHorizon1795744115665 } from '../../migrations/1795744115665
 import { CreateOutboxTriggers1795746593082 } from '../../migrations/1795746593082-CreateOutboxTriggers';
 import { CreateServiceReplicas1795744364926 } from '../../migrations/1795744364926-CreateServiceReplicas';
 import { CreateStatusSamples1795752677505 } from '../../migrations/1795752677505-CreateStatusSamples';
+import { CreateStatusSessions1795760531000 } from '../../migrations/1795760531000-CreateStatusSessions';
 import { CreateOrdersFinalIndex1795752689072 } from '../../migrations/1795752689072-CreateOrdersFinalIndex';
 import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-CreateOrderTraces';
 import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
@@ -67,6 +68,7 @@ export const MIGRATIONS = [
   CreateOrdersFinalIndex1795752689072,
   CreateOrderTraces1795754004140,
   CreateWebhookDeliveriesFailedIndex1795756749194,
+  CreateStatusSessions1795760531000,
   CreateEventFreshness1795829128029,
   CreateEventDemand1795829129359,
   CreateSyncPassesRunningIndex1795831409600,

@@ -1,9 +1,16 @@
-import { Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
-import { ApiNoContentResponse, ApiOkResponse, ApiOperation, ApiTags } from '@nestjs/swagger';
+import { applyDecorators, Body, Controller, Get, HttpCode, Post, Req, Res } from '@nestjs/common';
+import {
+  ApiBearerAuth,
+  ApiNoContentResponse,
+  ApiOkResponse,
+  ApiOperation,
+  ApiSecurity,
+  ApiTags,
+} from '@nestjs/swagger';
 import type { FastifyReply, FastifyRequest } from 'fastify';
 import { Public } from '../auth/access.decorators';
 import { AppError } from '../common/app-error';
-import { ApiErrorResponse } from '../common/openapi';
+import { ApiErrorResponse, STATUS_SESSION_SCHEME } from '../common/openapi';
 import { UNAUTHORIZED_MESSAGE } from '../auth/auth.errors';
 import { StatusLoginDto } from './dto/status-login.dto';
 import { StatusAccess } from './status.access';
@@ -13,14 +20,43 @@ import { StatusService } from './status.service';
 
 const HTML = 'text/html; charset=utf-8';
 
+/** The challenge on the page's 401s: an admin key as on the API (the login form turns it into the cookie). */
+const CHALLENGE = 'Bearer realm="status"';
+
+/**
+ * What the page's credentialed routes accept, for OpenAPI (applied in reverse: the first listed is outermost):
+ * the login's session cookie, or an admin key in either header; `open` adds "none" first (the route answers
+ * without a credential too: the login form, a logout).
+ */
+function Credentials(open = false): MethodDecorator {
+  return applyDecorators(
+    ...(open ? [ApiSecurity({})] : []),
+    ApiSecurity(STATUS_SESSION_SCHEME),
+    ApiBearerAuth(),
+    ApiSecurity('x-api-key'),
+  );
+}
+
+/** Runs `fn`; a 401 from it leaves with `WWW-Authenticate`. */
+async function challenged<T>(reply: FastifyReply, fn: () => Promise<T>): Promise<T> {
+  try {
+    return await fn();
+  } catch (error) {
+    if (error instanceof AppError && error.code === 'UNAUTHORIZED')
+      void reply.header('www-authenticate', CHALLENGE);
+    throw error;
+  }
+}
+
 /**
  * The operator status page (docs/status.md): server-rendered HTML with hand-written SVG plots, its two assets and
  * its login. Public to the global guard: StatusAccess decides (admin key in a header, or the login's session
- * cookie). Documented in OpenAPI as public routes (the guard lets them through); `GET /v1/admin/status` is the API.
+ * cookie). Documented in OpenAPI with the credentials each route accepts (the session cookie scheme, Bearer,
+ * x-api-key; every 401 carries `WWW-Authenticate`); `GET /v1/admin/status` is the API.
  * Not mounted when the page is off (StatusModule.forRoot): its routes are then unknown routes.
  */
 @ApiTags('status')
-@ApiErrorResponse(404, 'NOT_FOUND: the page is off (production without STATUS_PAGE_ENABLED=true)')
+@ApiErrorResponse(404, 'NOT_FOUND: the page is off (outside the local demo without STATUS_PAGE_ENABLED=true)')
 @Public()
 @Controller('status')
 export class StatusPageController {
@@ -41,12 +77,14 @@ export class StatusPageController {
   })
   @ApiErrorResponse(401, 'UNAUTHORIZED: a key is presented in a header and is wrong or revoked')
   @ApiErrorResponse(403, 'FORBIDDEN: the key in the header lacks the admin scope')
+  @ApiErrorResponse(429, 'RATE_LIMITED: too many failed authentications from this address (Retry-After)')
+  @Credentials(true)
   async page(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
     void reply.header('content-type', HTML).header('cache-control', 'no-store');
-    if (!(await this.access.allowed(request))) return renderLogin();
+    if (!(await challenged(reply, () => this.access.allowed(request)))) return renderLogin();
     return renderPage(await this.status.report());
   }
 
@@ -59,11 +97,15 @@ export class StatusPageController {
   @ApiOkResponse({ description: 'The panels', content: { 'text/html': { schema: { type: 'string' } } } })
   @ApiErrorResponse(401, 'UNAUTHORIZED: no valid session cookie or admin key (the page shows the login form)')
   @ApiErrorResponse(403, 'FORBIDDEN: the key in the header lacks the admin scope')
+  @ApiErrorResponse(429, 'RATE_LIMITED: too many failed authentications from this address (Retry-After)')
+  @Credentials()
   async panels(
     @Req() request: FastifyRequest,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<string> {
-    if (!(await this.access.allowed(request))) throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    await challenged(reply, async () => {
+      if (!(await this.access.allowed(request))) throw new AppError('UNAUTHORIZED', UNAUTHORIZED_MESSAGE);
+    });
     void reply.header('content-type', HTML).header('cache-control', 'no-store');
     return renderPanels(await this.status.report());
   }
@@ -98,22 +140,27 @@ export class StatusPageController {
   @ApiNoContentResponse({ description: 'Logged in; `Set-Cookie: bff_status_session=…`' })
   @ApiErrorResponse(401, 'UNAUTHORIZED: wrong or revoked key')
   @ApiErrorResponse(403, 'FORBIDDEN: the key lacks the admin scope')
+  @ApiErrorResponse(429, 'RATE_LIMITED: too many failed authentications from this address (Retry-After)')
   async login(
     @Req() request: FastifyRequest,
     @Body() body: StatusLoginDto,
     @Res({ passthrough: true }) reply: FastifyReply,
   ): Promise<void> {
-    void reply.header('set-cookie', await this.access.login(body.key, request.id));
+    void reply.header('set-cookie', await challenged(reply, () => this.access.login(body.key, request)));
   }
 
   @Post('logout')
   @HttpCode(204)
   @ApiOperation({
     operationId: 'statusLogout',
-    summary: 'Log out of the status page (clears the session cookie)',
+    summary: 'Log out of the status page: ends the session on every replica and clears the cookie',
   })
-  @ApiNoContentResponse({ description: 'The cookie is cleared' })
-  logout(@Res({ passthrough: true }) reply: FastifyReply): void {
-    void reply.header('set-cookie', this.access.logoutCookie());
+  @ApiNoContentResponse({ description: 'The session is ended and the cookie cleared' })
+  @Credentials(true)
+  async logout(
+    @Req() request: FastifyRequest,
+    @Res({ passthrough: true }) reply: FastifyReply,
+  ): Promise<void> {
+    void reply.header('set-cookie', await this.access.logout(request));
   }
 }

@@ -1,21 +1,25 @@
-import { createHmac } from 'node:crypto';
+import { createHmac, randomUUID } from 'node:crypto';
 import { Injectable, Logger } from '@nestjs/common';
 import type { FastifyRequest } from 'fastify';
 import { ApiClientsService } from '../auth/api-clients.service';
 import { presentedKey } from '../auth/authenticated-request';
+import { FailedAuthLimiter } from '../auth/failed-auth.limiter';
 import { UNAUTHORIZED_MESSAGE } from '../auth/auth.errors';
 import { grants } from '../auth/scopes';
 import { AppError } from '../common/app-error';
 import { AppConfig } from '../config/app.config';
 import { AuthConfig } from '../config/auth.config';
+import { StatusSessionRepository } from './status-session.repository';
 import { cookieValue, sessionCookie, signSession, verifySession } from './status.session';
 
 /**
  * Who may see the status page (docs/status.md "Access"): an admin key in `Authorization: Bearer` or `x-api-key`,
  * or the session cookie a login with an admin key set. The cookie is an HMAC-signed session (client id, expiry,
- * nonce) under a secret derived from API_KEY_PEPPER, never the key; each use re-reads the client, so a revoked
- * or demoted key's sessions end at once. (In production without STATUS_PAGE_ENABLED=true the page's routes are not
- * mounted: StatusModule.forRoot.)
+ * session id) under a secret derived from API_KEY_PEPPER, never the key; each use re-reads the client and the
+ * session's row (status_sessions), so a revoked or demoted key's sessions, and a logged-out one, end at once on
+ * every replica. Failed keys count against the address's failed-authentication budget (FailedAuthLimiter), login
+ * included. (Outside the local demo without STATUS_PAGE_ENABLED=true the page's routes are not mounted:
+ * StatusModule.forRoot.)
  */
 @Injectable()
 export class StatusAccess {
@@ -26,6 +30,8 @@ export class StatusAccess {
     private readonly clients: ApiClientsService,
     private readonly config: AppConfig,
     auth: AuthConfig,
+    private readonly sessions: StatusSessionRepository,
+    private readonly failures: FailedAuthLimiter,
   ) {
     this.secret = createHmac('sha256', auth.pepper).update('status-page-session-v1').digest('base64');
   }
@@ -39,33 +45,46 @@ export class StatusAccess {
   async allowed(request: FastifyRequest): Promise<boolean> {
     const presented = presentedKey(request.headers, request.raw.rawHeaders);
     if (presented !== undefined && !(presented === null && proxyBasicAuth(request.headers))) {
-      await this.adminClient(presented, request.id);
+      await this.adminClient(presented, request);
       return true;
     }
     const token = cookieValue(request.headers.cookie);
     if (token === undefined) return false;
     const session = verifySession(this.secret, token, Date.now());
     if (!session) return false;
+    if (!(await this.sessions.isActive(session.sessionId, session.clientId))) return false;
     const client = await this.clients.get(session.clientId);
     return client !== null && client.revokedAt === null && grants(client.scopes, 'admin');
   }
 
-  /** The Set-Cookie of a login with `key` (401 wrong or revoked key, 403 not an admin key). */
-  async login(key: string, requestId: string): Promise<string> {
-    const clientId = await this.adminClient(key, requestId);
+  /** The Set-Cookie of a login with `key` (401 wrong or revoked key, 403 not an admin key, 429 over budget). */
+  async login(key: string, request: FastifyRequest): Promise<string> {
+    const clientId = await this.adminClient(key, request);
     const ttl = this.config.STATUS_SESSION_TTL_MS;
-    this.logger.log({ requestId, clientId }, 'status page login');
-    return sessionCookie(signSession(this.secret, clientId, Date.now() + ttl), ttl, this.config.isProduction);
+    const sessionId = randomUUID();
+    await this.sessions.open(sessionId, clientId, ttl);
+    this.logger.log({ requestId: request.id, clientId }, 'status page login');
+    return sessionCookie(
+      signSession(this.secret, clientId, Date.now() + ttl, sessionId),
+      ttl,
+      !this.config.localDemo,
+    );
   }
 
-  /** The Set-Cookie that ends the session in this browser. */
-  logoutCookie(): string {
-    return sessionCookie('', 0, this.config.isProduction);
+  /** Ends the request's session on every replica (when it carries a valid one); the Set-Cookie that clears it. */
+  async logout(request: FastifyRequest): Promise<string> {
+    const token = cookieValue(request.headers.cookie);
+    const session = token === undefined ? null : verifySession(this.secret, token, Date.now());
+    if (session) await this.sessions.end(session.sessionId);
+    return sessionCookie('', 0, !this.config.localDemo);
   }
 
-  private async adminClient(presented: string | null, requestId: string): Promise<string> {
+  private async adminClient(presented: string | null, request: FastifyRequest): Promise<string> {
+    const requestId = request.id;
+    this.failures.assertAllowed(request.ip);
     const result = presented === null ? null : await this.clients.verify(presented);
     if (!result?.ok) {
+      this.failures.recordFailure(request.ip);
       this.logger.log(
         { requestId, reason: result?.reason ?? 'malformed' },
         'status page authentication failed',

@@ -8,6 +8,7 @@ import { StatusFiguresRepository } from './status-figures.repository';
 import { StatusPageController } from './status-page.controller';
 import { StatusRecorder } from './status.recorder';
 import { StatusSampleRepository } from './status-sample.repository';
+import { StatusSessionRepository } from './status-session.repository';
 import { StatusService } from './status.service';
 
 /**
@@ -19,7 +20,7 @@ import { StatusService } from './status.service';
 @Module({})
 export class StatusModule {
   /**
-   * `pageEnabled` false (production without STATUS_PAGE_ENABLED=true): the page's routes are not mounted at all,
+   * `pageEnabled` false (outside the local demo without STATUS_PAGE_ENABLED=true): the page's routes are not mounted at all,
    * so every one of them answers exactly as an unknown route does (404, same body; no validation runs). The JSON
    * twin, an admin API route, is mounted either way.
    */
@@ -36,6 +37,7 @@ export class StatusModule {
         StatusAccess,
         StatusRecorder,
         StatusSampleRepository,
+        StatusSessionRepository,
         StatusFiguresRepository,
       ],
       exports: [StatusService],

@@ -5,13 +5,13 @@ const SECRET = 'a'.repeat(40);
 
 describe(signSession.name, () => {
   it('is accepted until it expires, for the client it was made for', () => {
-    const sut = signSession(SECRET, 'client-1', 1_000);
-    expect(verifySession(SECRET, sut, 999)).toEqual({ clientId: 'client-1' });
+    const sut = signSession(SECRET, 'client-1', 1_000, 'session-1');
+    expect(verifySession(SECRET, sut, 999)).toEqual({ clientId: 'client-1', sessionId: 'session-1' });
     expect(verifySession(SECRET, sut, 1_000)).toBeNull();
   });
 
   it('is refused when any character is changed, or under another secret', () => {
-    const sut = signSession(SECRET, 'client-1', 10_000);
+    const sut = signSession(SECRET, 'client-1', 10_000, 'session-1');
     for (let i = 0; i < sut.length; i++) {
       const c = sut[i] === 'A' ? 'B' : 'A';
       expect(verifySession(SECRET, sut.slice(0, i) + c + sut.slice(i + 1), 0)).toBeNull();
@@ -21,8 +21,9 @@ describe(signSession.name, () => {
     expect(verifySession(SECRET, 'x.y', 0)).toBeNull();
   });
 
-  it('differs every time (a random nonce), so two logins never share a cookie', () => {
-    expect(signSession(SECRET, 'c', 5)).not.toBe(signSession(SECRET, 'c', 5));
+  it('names its session (a fresh id per login, so two logins never share a cookie)', () => {
+    expect(signSession(SECRET, 'c', 5, 'session-1')).not.toBe(signSession(SECRET, 'c', 5, 'session-2'));
+    expect(verifySession(SECRET, signSession(SECRET, 'c', 5, 'session-2'), 0)?.sessionId).toBe('session-2');
   });
 });
 

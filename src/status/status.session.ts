@@ -1,4 +1,4 @@
-import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { createHmac, timingSafeEqual } from 'node:crypto';
 
 /** The status page's login cookie: a signed session, never the key. */
 export const STATUS_COOKIE = 'bff_status_session';
@@ -11,16 +11,26 @@ function mac(secret: string, payload: string): Buffer {
 
 /**
  * A session token for `clientId` until `expiresAtMs`: `<payload>.<hmac>`, the payload being the client id, the
- * expiry and a random nonce (base64url JSON), the HMAC-SHA256 keyed by a secret derived from the pepper. It says
- * who logged in and until when; it cannot be turned back into the key.
+ * expiry and the session's id (base64url JSON; the id names its `status_sessions` row, which a logout ends on every
+ * replica), the HMAC-SHA256 keyed by a secret derived from the pepper. It says who logged in and until when; it
+ * cannot be turned back into the key.
  */
-export function signSession(secret: string, clientId: string, expiresAtMs: number): string {
-  const payload = b64(Buffer.from(JSON.stringify({ c: clientId, e: expiresAtMs, n: b64(randomBytes(12)) })));
+export function signSession(
+  secret: string,
+  clientId: string,
+  expiresAtMs: number,
+  sessionId: string,
+): string {
+  const payload = b64(Buffer.from(JSON.stringify({ c: clientId, e: expiresAtMs, n: sessionId })));
   return `${payload}.${b64(mac(secret, payload))}`;
 }
 
-/** The client of a valid, unexpired token; null for anything else (malformed, tampered, expired). */
-export function verifySession(secret: string, token: string, nowMs: number): { clientId: string } | null {
+/** The client and session of a valid, unexpired token; null for anything else (malformed, tampered, expired). */
+export function verifySession(
+  secret: string,
+  token: string,
+  nowMs: number,
+): { clientId: string; sessionId: string } | null {
   const dot = token.indexOf('.');
   if (dot <= 0 || token.length > 512) return null;
   const payload = token.slice(0, dot);
@@ -35,9 +45,9 @@ export function verifySession(secret: string, token: string, nowMs: number): { c
   } catch {
     return null;
   }
-  const { c, e } = (parsed ?? {}) as { c?: unknown; e?: unknown };
-  if (typeof c !== 'string' || typeof e !== 'number' || nowMs >= e) return null;
-  return { clientId: c };
+  const { c, e, n } = (parsed ?? {}) as { c?: unknown; e?: unknown; n?: unknown };
+  if (typeof c !== 'string' || typeof e !== 'number' || typeof n !== 'string' || nowMs >= e) return null;
+  return { clientId: c, sessionId: n };
 }
 
 /** The Set-Cookie value: HttpOnly, SameSite=Strict, only sent to /status…, Secure behind TLS (production). */

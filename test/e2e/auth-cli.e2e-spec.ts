@@ -63,21 +63,27 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
 
   it('create prints a key once that works on GET /v1/me; revoke makes it 401 within the cache time', async () => {
     const created = await keysCli(
-      ['create', '--name', 'cli-made', '--scopes', 'catalog:read,orders:write'],
+      ['create', '--name', 'cli-made', '--scopes', 'catalog:read,orders:write', '--any-subject'],
       env,
     );
     expect(created.stderr).toBe('');
     expect(created.code).toBe(0);
     const key = keyIn(created.stdout);
     const me = await http().get('/v1/me').set(bearer(key)).expect(200);
-    expect(me.body).toMatchObject({ name: 'cli-made', scopes: ['catalog:read', 'orders:write'] });
+    expect(me.body).toMatchObject({
+      name: 'cli-made',
+      scopes: ['catalog:read', 'orders:write'],
+      binding: null,
+      anySubject: true,
+    });
 
     const listed = await keysCli(['list', '--json'], env);
     expect(listed.code).toBe(0);
     expect(listed.stdout).not.toContain(key);
     const rows = JSON.parse(listed.stdout) as { id: string; name: string; keyPrefix: string }[];
     const row = rows.find((r) => r.id === me.body.id);
-    expect(row).toMatchObject({ name: 'cli-made', keyPrefix: key.slice(0, 19) });
+    expect(row).toMatchObject({ name: 'cli-made', keyPrefix: key.slice(0, 19), anySubject: true });
+    expect((await keysCli(['list'], env)).stdout).toMatch(/cli-made .* any subject/);
 
     const revoked = await keysCli(['revoke', me.body.id as string], env);
     expect(revoked.code).toBe(0);

@@ -115,15 +115,95 @@ describe('API keys bound to subjects (e2e)', () => {
     const me = await request(server).get('/v1/me').set(bearer(created.body.key)).expect(200);
     expect(me.body.binding).toEqual(shown);
 
+    expect([created.body.anySubject, me.body.anySubject]).toEqual([false, false]);
+
     const plain = await request(server)
       .post('/v1/admin/api-clients')
       .set(bearer(admin.key))
-      .send({ name: 'unbound-shown', scopes: ['orders:write'] })
+      .send({ name: 'unbound-shown', scopes: ['orders:write'], anySubject: true })
       .expect(201);
-    expect(plain.body.binding).toBeNull();
-    expect(
-      (await request(server).get('/v1/me').set(bearer(plain.body.key)).expect(200)).body.binding,
-    ).toBeNull();
+    expect([plain.body.binding, plain.body.anySubject]).toEqual([null, true]);
+    const plainMe = await request(server).get('/v1/me').set(bearer(plain.body.key)).expect(200);
+    expect([plainMe.body.binding, plainMe.body.anySubject]).toEqual([null, true]);
+    const listed = await request(server)
+      .get('/v1/admin/api-clients?limit=100')
+      .set(bearer(admin.key))
+      .expect(200);
+    const row = (listed.body.items as { id: string; anySubject: boolean }[]).find(
+      (r) => r.id === plain.body.id,
+    );
+    expect(row?.anySubject).toBe(true);
+  });
+
+  it('a non-admin write key with neither a binding nor anySubject: true is 400 naming binding; nothing is issued (issue 31 item 3)', async () => {
+    const before = (await request(server).get('/v1/admin/api-clients?limit=100').set(bearer(admin.key))).body
+      .items.length as number;
+    for (const scopes of [
+      ['orders:write'],
+      ['listings:write'],
+      ['transactions:write'],
+      ['catalog:read', 'orders:write'],
+    ]) {
+      for (const extra of [{}, { binding: null }, { anySubject: false }]) {
+        const res = await request(server)
+          .post('/v1/admin/api-clients')
+          .set(bearer(admin.key))
+          .send({ name: 'unbound-by-default', scopes, ...extra });
+        expect([scopes, extra, res.status]).toEqual([scopes, extra, 400]);
+        expect(((res.body as ErrorBody).error.details as { field: string }[]).map((d) => d.field)).toEqual([
+          'binding',
+        ]);
+      }
+    }
+    const both = await request(server)
+      .post('/v1/admin/api-clients')
+      .set(bearer(admin.key))
+      .send({ name: 'both', scopes: ['orders:write'], binding: { userSubjects: ['a'] }, anySubject: true });
+    expect(both.status).toBe(400);
+    expect(((both.body as ErrorBody).error.details as { field: string }[]).map((d) => d.field)).toEqual([
+      'anySubject',
+    ]);
+    const after = (await request(server).get('/v1/admin/api-clients?limit=100').set(bearer(admin.key))).body
+      .items.length as number;
+    expect(after).toBe(before);
+    // Keys that act for no subject, and admin keys, need neither.
+    for (const scopes of [['catalog:read'], ['webhooks:write'], ['admin']])
+      await request(server)
+        .post('/v1/admin/api-clients')
+        .set(bearer(admin.key))
+        .send({ name: 'no-subject-scope', scopes })
+        .expect(201);
+  });
+
+  it('a subject outside the safe set is 400 naming its field, bound key or not, and nothing reaches the upstream (issue 31 item 3)', async () => {
+    const signedBefore = t.sandbox.admin.stats().transactions;
+    const listing = seedListing(t.sandbox, { seller: 'bind-seller-safe', askPriceMinor: 1_000_000n });
+    for (const key of [bound.key, unbound.key]) {
+      for (const subject of ['acme-x/../mallory', 'acme-%2F', 'acme-..', 'acme x']) {
+        const order = await postOrder(t.app, key, idem(), {
+          ...orderBody(listing, fundedBuyer(t.sandbox, 'acme-safe', 0n)),
+          buyer_subject: subject,
+        });
+        expect([subject, order.status]).toEqual([subject, 400]);
+        expect(JSON.stringify(order.body.error?.details)).toContain('buyer_subject');
+        const sold = await sell(key, {
+          ...listingBody(seedTicket(t.sandbox, 'acme-safe', false), 'acme-safe'),
+          seller_subject: subject,
+        });
+        expect([subject, sold.status]).toEqual([subject, 400]);
+        expect(JSON.stringify((sold.body as ErrorBody).error.details)).toContain('seller_subject');
+        const signed = await signUser(
+          server,
+          key,
+          subject,
+          idem(),
+          cancelBatch('x', { eventId: 1n, ticketId: 1n }),
+        );
+        expect([subject, signed.status]).toEqual([subject, 400]);
+        expect(JSON.stringify((signed.body as ErrorBody).error.details)).toContain('subject');
+      }
+    }
+    expect(t.sandbox.admin.stats().transactions).toBe(signedBefore);
   });
 
   it('a binding pattern that is not a subject or a prefix with one trailing * is 400 naming it; nothing is issued', async () => {

@@ -47,6 +47,7 @@ describe('authentication and authorisation (e2e)', () => {
       name: 'marketplace-backend',
       scopes: ['catalog:read', 'orders:write'],
       binding: null,
+      anySubject: true,
     });
     const viaHeader = await http().get('/v1/me').set('x-api-key', client.key).expect(200);
     expect(viaHeader.body).toEqual(viaBearer.body);

@@ -63,6 +63,8 @@ describe('budgets across two replicas (e2e: two service processes on one databas
         extra: {
           UPSTREAM_API_KEY: sandbox.admin.apiKey,
           SYNC_ENABLED: 'false',
+          // A deployment (sandbox process by URL): /metrics is admin-only unless opened.
+          METRICS_PUBLIC: 'true',
           SYNC_ON_STARTUP: 'false',
           RATE_LIMIT_WINDOW_MS: '600000',
           RATE_LIMIT_DEFAULT: String(CLIENT_BUDGET),

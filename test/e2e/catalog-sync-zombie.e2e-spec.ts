@@ -40,6 +40,8 @@ describe('catalog sync: a paused holder resumes after a takeover and is fenced o
       SYNC_EVENTS_INTERVAL_MS: '600000',
       SYNC_LISTINGS_INTERVAL_MS: '600000',
       SYNC_JITTER_MS: '0',
+      // A deployment (sandbox process by URL): /metrics is admin-only unless opened.
+      METRICS_PUBLIC: 'true',
       SYNC_LEASE_TTL_MS: String(LEASE_TTL_MS),
       SYNC_PAGE_SIZE: '50',
     });

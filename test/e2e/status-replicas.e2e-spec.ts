@@ -67,6 +67,8 @@ describe('status report across two replicas (e2e: two service processes on one d
       extra: {
         UPSTREAM_API_KEY: sandbox.admin.apiKey,
         SYNC_ENABLED: 'false',
+        // A deployment (sandbox process by URL): /metrics is admin-only unless opened.
+        METRICS_PUBLIC: 'true',
         SYNC_ON_STARTUP: 'false',
         STATUS_RECORD_INTERVAL_MS: '200',
         REPLICA_HEARTBEAT_MS: '200',

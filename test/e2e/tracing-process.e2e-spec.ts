@@ -8,6 +8,7 @@ import { CountingProxy } from '../support/counting-proxy';
 import { spawnService, waitForExit, type ServiceProcess } from '../support/service-process';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
+import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 
 const REGISTER = './dist/src/tracing/tracing.register.js';
 
@@ -85,6 +86,7 @@ describe('a traced service process exports over OTLP/HTTP and sends traceparent 
     databaseUrl = await createDatabaseFromTemplate(adminUrl);
     service = await spawnService({
       NODE_ENV: 'test',
+      ...TEST_DEPLOYMENT_ENV,
       DATABASE_URL: databaseUrl,
       BFF_BOOTSTRAP_API_KEY: apiKey,
       UPSTREAM_BASE_URL: proxy.url,
@@ -172,6 +174,7 @@ describe('a collector that never answers does not hold the shutdown (e2e)', () =
     databaseUrl = await createDatabaseFromTemplate(adminUrl);
     service = await spawnService({
       NODE_ENV: 'test',
+      ...TEST_DEPLOYMENT_ENV,
       DATABASE_URL: databaseUrl,
       BFF_BOOTSTRAP_API_KEY: apiKey,
       UPSTREAM_BASE_URL: sandbox.url,

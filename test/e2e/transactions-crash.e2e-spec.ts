@@ -5,6 +5,7 @@ import { generateApiKey } from '../../src/auth/api-key';
 import { spawnService, waitForExit, type ServiceProcess } from '../support/service-process';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
+import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 
 const SANDBOX_KEY = 'trk_test_sandbox_full_access_0000000000000001';
 const ADMIN_KEY = 'sandbox-admin-local-only';
@@ -50,6 +51,7 @@ describe('Transactions across crashes and replicas (e2e, service and sandbox as 
     const service = await spawnService(
       {
         NODE_ENV: 'test',
+        ...TEST_DEPLOYMENT_ENV,
         DATABASE_URL: databaseUrl,
         UPSTREAM_BASE_URL: sandbox.url,
         UPSTREAM_API_KEY: SANDBOX_KEY,

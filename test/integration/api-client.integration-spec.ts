@@ -5,6 +5,7 @@ import { generateApiKey, hashApiKey } from '../../src/auth/api-key';
 import { ApiClientEntity } from '../../src/auth/api-client.entity';
 import { ApiClientRepository } from '../../src/auth/api-client.repository';
 import { ApiClientsService } from '../../src/auth/api-clients.service';
+import { ANY_SUBJECT } from '../../src/auth/subject-binding';
 import { openTestDataSource, type TestDataSource } from '../support/test-database';
 
 const PEPPER = 'integration-test-pepper-0123456789abcdef';
@@ -21,7 +22,7 @@ describe(ApiClientRepository.name, () => {
   afterAll(() => db?.close());
 
   it('stores name, prefix, HMAC and scopes; the key itself is in no column', async () => {
-    const { key, client } = await sut.issue('stored', ['catalog:read', 'orders:write']);
+    const { key, client } = await sut.issue('stored', ['catalog:read', 'orders:write'], null, ANY_SUBJECT);
     const [row] = await dataSource.query<Record<string, unknown>[]>(
       'SELECT * FROM api_clients WHERE id = $1',
       [client.id],

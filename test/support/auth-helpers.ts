@@ -6,6 +6,7 @@ import type { NestFastifyApplication } from '@nestjs/platform-fastify';
 import { declaredPolicy, type AccessPolicy } from '../../src/auth/access.decorators';
 import { ApiClientsService } from '../../src/auth/api-clients.service';
 import type { Scope } from '../../src/auth/scopes';
+import { ANY_SUBJECT } from '../../src/auth/subject-binding';
 
 export interface TestClient {
   id: string;
@@ -14,13 +15,16 @@ export interface TestClient {
   scopes: Scope[];
 }
 
-/** Issues a real key through the app's own service (as the CLI would). */
+/**
+ * Issues a real key through the app's own service (as the CLI would). Unbound on purpose: fixtures opt in to
+ * any subject explicitly (ANY_SUBJECT), as an operator must for a write key (tests of bindings bind their own).
+ */
 export async function issueTestKey(
   app: NestFastifyApplication,
   scopes: Scope[],
   name = `test-client-${randomBytes(4).toString('hex')}`,
 ): Promise<TestClient> {
-  const issued = await app.get(ApiClientsService).issue(name, scopes);
+  const issued = await app.get(ApiClientsService).issue(name, scopes, null, ANY_SUBJECT);
   return { id: issued.client.id, name, key: issued.key, scopes };
 }
 

@@ -1,4 +1,5 @@
 import { Client } from 'pg';
+import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 
 /** Canonical listing row for comparisons: u64 values as decimal strings, raw without key order. */
 export interface ComparableListing {
@@ -167,6 +168,7 @@ export function syncServiceEnv(
 ): Record<string, string> {
   return {
     NODE_ENV: 'test',
+    ...TEST_DEPLOYMENT_ENV,
     LOG_LEVEL: 'info',
     DATABASE_URL: databaseUrl,
     UPSTREAM_BASE_URL: sandbox.url,

@@ -2,7 +2,7 @@ import { ApiProperty } from '@nestjs/swagger';
 import type { ApiClientView } from '../api-clients.service';
 import { SCOPES, type Scope } from '../scopes';
 import type { SubjectBinding } from '../subject-binding';
-import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
+import { ANY_SUBJECT_RESPONSE_PROPERTY, BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 /** A client as listed to its issuing admin: never the key, never its hash. */
 export class ApiClientResponseDto {
@@ -23,6 +23,9 @@ export class ApiClientResponseDto {
 
   @BINDING_RESPONSE_PROPERTY
   binding: SubjectBinding | null;
+
+  @ANY_SUBJECT_RESPONSE_PROPERTY
+  anySubject: boolean;
 
   @ApiProperty({
     format: 'uuid',
@@ -55,6 +58,7 @@ export class ApiClientResponseDto {
       keyPrefix: view.keyPrefix,
       scopes: view.scopes,
       binding: view.binding,
+      anySubject: view.anySubject,
       createdBy: view.createdBy,
       createdAt: view.createdAt.toISOString(),
       revokedAt: view.revokedAt?.toISOString() ?? null,

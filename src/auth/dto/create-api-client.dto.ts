@@ -5,6 +5,7 @@ import {
   ArrayMinSize,
   ArrayUnique,
   IsArray,
+  IsBoolean,
   IsIn,
   IsObject,
   IsOptional,
@@ -46,11 +47,23 @@ export class CreateApiClientDto {
     nullable: true,
     description:
       'Bind the key to subjects: routes that act for a user or integrator subject refuse any other with 403 ' +
-      'SUBJECT_NOT_ALLOWED. Omitted or null: unbound (any subject). Not allowed on an admin key.',
+      'SUBJECT_NOT_ALLOWED. Not allowed on an admin key. A non-admin key with listings:write, orders:write or ' +
+      'transactions:write needs a binding or `anySubject: true`.',
   })
   @IsOptional()
   @IsObject()
   @ValidateNested()
   @Type(() => SubjectBindingInputDto)
   binding?: SubjectBindingInputDto | null;
+
+  @ApiPropertyOptional({
+    type: Boolean,
+    description:
+      'The explicit opt-in to an unbound key: it may act for any subject (needed for a non-admin key with ' +
+      'listings:write, orders:write or transactions:write and no binding; exclusive with `binding`).',
+    example: false,
+  })
+  @IsOptional()
+  @IsBoolean()
+  anySubject?: boolean;
 }

@@ -1,7 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
 import { SCOPES, type Scope } from '../scopes';
 import type { SubjectBinding } from '../subject-binding';
-import { BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
+import { ANY_SUBJECT_RESPONSE_PROPERTY, BINDING_RESPONSE_PROPERTY } from './subject-binding.dto';
 
 export class MeResponseDto {
   @ApiProperty({ format: 'uuid', example: '0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c' })
@@ -15,4 +15,7 @@ export class MeResponseDto {
 
   @BINDING_RESPONSE_PROPERTY
   binding: SubjectBinding | null;
+
+  @ANY_SUBJECT_RESPONSE_PROPERTY
+  anySubject: boolean;
 }

@@ -67,3 +67,10 @@ export const BINDING_RESPONSE_PROPERTY = ApiProperty({
   description:
     'The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject',
 });
+
+export const ANY_SUBJECT_RESPONSE_PROPERTY = ApiProperty({
+  description:
+    'True when the key may act for any subject: unbound (issued with `anySubject: true`, an admin key, or ' +
+    'issued before bindings were required); false when bound',
+  example: false,
+});

@@ -84,7 +84,9 @@ describe(isValidCreateOrderBody.name, () => {
 
   it('accepts what class-validator accepts for ordinary valid values', () => {
     const valid = fc.record({
-      buyer_subject: fc.string({ minLength: 1, maxLength: 255 }).filter((s) => !s.includes('\0')),
+      buyer_subject: fc
+        .stringMatching(/^[A-Za-z0-9._:@-]{1,128}$/)
+        .filter((s) => s !== '.' && !s.includes('..')),
       buyer_address: fc.stringMatching(/^[\x21-\x7e]{1,128}$/),
       event_id: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),
       ticket_id: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }).map(String),

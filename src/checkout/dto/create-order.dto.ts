@@ -1,6 +1,7 @@
 import { ApiProperty } from '@nestjs/swagger';
-import { IsString, Length, Matches } from 'class-validator';
+import { Matches } from 'class-validator';
 import { IsU64String, parseU64String } from '../../common/int64.validators';
+import { isSafeSubject, IsSubject, SUBJECT_CHARSET } from '../../common/subject';
 import { FastBodyCheck } from '../../common/validation';
 
 const FIELDS = ['buyer_subject', 'buyer_address', 'event_id', 'ticket_id', 'expected_price_minor'] as const;
@@ -8,8 +9,7 @@ const ADDRESS = /^[\x21-\x7e]{1,128}$/;
 
 /**
  * Whether class-validator would accept `body` as it is (FastBodyCheck): exactly the five fields, each valid by
- * the decorators below. Conservative where they are subtle: `buyer_subject` 1..255 UTF-16 units (Length counts
- * a surrogate pair as one character, so such a subject is valid there too).
+ * the decorators below (`buyer_subject`: the one subject rule, common/subject.ts).
  */
 export function isValidCreateOrderBody(body: Record<string, unknown>): boolean {
   if (Object.keys(body).length !== FIELDS.length) return false;
@@ -17,10 +17,7 @@ export function isValidCreateOrderBody(body: Record<string, unknown>): boolean {
   const subject = body.buyer_subject;
   const address = body.buyer_address;
   return (
-    typeof subject === 'string' &&
-    subject.length >= 1 &&
-    subject.length <= 255 &&
-    !subject.includes('\0') &&
+    isSafeSubject(subject) &&
     typeof address === 'string' &&
     ADDRESS.test(address) &&
     parseU64String(body.event_id) !== undefined &&
@@ -35,11 +32,9 @@ export class CreateOrderDto {
   @ApiProperty({
     description: "The buyer's user subject (its custodial user wallet signs the purchase)",
     example: 'user-1',
+    pattern: SUBJECT_CHARSET.source,
   })
-  @IsString()
-  @Length(1, 255)
-  // PostgreSQL text cannot hold NUL: refused here (400) rather than failing in the database (500).
-  @Matches(/^[^\0]*$/, { message: 'buyer_subject must not contain NUL characters' })
+  @IsSubject()
   buyer_subject: string;
 
   @ApiProperty({

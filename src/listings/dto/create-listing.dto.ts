@@ -1,6 +1,7 @@
 import { ApiProperty, ApiPropertyOptional } from '@nestjs/swagger';
-import { IsOptional, IsString, Length, Matches, ValidateIf } from 'class-validator';
+import { IsOptional, Matches, ValidateIf } from 'class-validator';
 import { IsI64String, IsU64String } from '../../common/int64.validators';
+import { IsSubject, SUBJECT_CHARSET } from '../../common/subject';
 
 /** A ledger address as accepted here: 1..128 visible characters (the contract says only "string"). */
 export const ADDRESS_PATTERN = /^[\x21-\x7e]{1,128}$/;
@@ -12,9 +13,9 @@ export class SellerDto {
   @ApiProperty({
     description: "The seller's user subject (its custodial user wallet signs)",
     example: 'user-7',
+    pattern: SUBJECT_CHARSET.source,
   })
-  @IsString()
-  @Length(1, 255)
+  @IsSubject()
   seller_subject: string;
 
   @ApiProperty({
