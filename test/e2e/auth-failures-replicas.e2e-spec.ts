@@ -24,6 +24,16 @@ async function liveReplicas(url: string, apiKey: string): Promise<number | null>
  * a source address is the whole service's (each replica counts its share), on the API and on the status page's
  * login alike; and a status-page logout on one replica ends the session on the other at once.
  */
+const login = (url: string, key: string) =>
+  fetch(`${url}/status/login`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ key }),
+    signal: AbortSignal.timeout(10_000),
+  });
+const panels = (url: string, cookie: string) =>
+  fetch(`${url}/status/panels`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) });
+
 describe('failed authentications and status sessions across two replicas (e2e)', () => {
   const adminUrl = inject('databaseAdminUrl');
   const group = new ProcessGroup();
@@ -73,16 +83,6 @@ describe('failed authentications and status sessions across two replicas (e2e)',
     await sandbox?.close();
     if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
   });
-
-  const login = (url: string, key: string) =>
-    fetch(`${url}/status/login`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json' },
-      body: JSON.stringify({ key }),
-      signal: AbortSignal.timeout(10_000),
-    });
-  const panels = (url: string, cookie: string) =>
-    fetch(`${url}/status/panels`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) });
 
   it('a status-page logout on one replica ends the session on the other; its 401 says WWW-Authenticate', async () => {
     const res = await login(a.url, apiKey);
