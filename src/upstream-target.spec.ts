@@ -27,6 +27,9 @@ describe(loadStartupConfig.name, () => {
     const remote = loadStartupConfig({
       UPSTREAM_BASE_URL: 'https://upstream.test',
       UPSTREAM_API_KEY: 'k'.repeat(20),
+      // A real upstream is a deployment: it starts only with its own secrets (docs/DEPLOY.md).
+      API_KEY_PEPPER: 'p'.repeat(32),
+      CURSOR_SECRET: 'c'.repeat(32),
       SANDBOX_FAULTS: '[{"operation":"nope"}]',
     });
     expect(remote.sandboxOptions).toEqual({});

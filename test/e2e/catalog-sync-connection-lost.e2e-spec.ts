@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { generateApiKey } from '../../src/auth/api-key';
@@ -159,6 +160,8 @@ describe('Catalog sync pass whose connection is terminated (e2e, service process
         UPSTREAM_BASE_URL: sandboxUrl,
         UPSTREAM_API_KEY: DEFAULT_SANDBOX_API_KEY,
         SYNC_PAGE_SIZE: '20',
+        // A sandbox process by URL is a deployment: the CLI starts with its secrets like the service.
+        ...TEST_DEPLOYMENT_ENV,
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { TEST_DEPLOYMENT_ENV } from '../../bench/chaos/service-env';
 import request from 'supertest';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { CatalogSyncService } from '../../src/catalog-sync/catalog-sync.service';
@@ -193,6 +194,8 @@ describe('catalog sync against the in-process sandbox', () => {
               UPSTREAM_BASE_URL: t.sandbox.url,
               UPSTREAM_API_KEY: t.sandbox.admin.apiKey,
               UPSTREAM_ENVIRONMENT: 'sandbox',
+              // A sandbox process by URL is a deployment: the CLI starts with its secrets like the service.
+              ...TEST_DEPLOYMENT_ENV,
             },
             timeout: 60_000,
           },

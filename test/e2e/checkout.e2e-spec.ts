@@ -152,8 +152,13 @@ describe('Checkout: orders over HTTP against the sandbox (e2e)', () => {
     await waitFinal(t.app, other.key, theirs.body.id);
   });
 
-  it('stores a buyer subject and key with quotes, backslashes, $n and semicolons exactly (the create query inlines them)', async () => {
-    const { listing, buyer } = market(t.sandbox, "q'uo\\te$1;-- \u00fc'');");
+  it('stores a key with quotes, backslashes, $n and semicolons exactly (the create query inlines it); such a subject is a 400 naming it', async () => {
+    // Subjects are one safe set everywhere (src/common/subject.ts): quotes and semicolons never reach the query.
+    const unsafe = market(t.sandbox, "q'uo\\te$1;-- \u00fc'');");
+    const refused = await postOrder(t.app, client.key, key(), orderBody(unsafe.listing, unsafe.buyer));
+    expect(refused.status).toBe(400);
+    expect(refused.body.error?.details?.map((d) => d.field)).toEqual(['buyer_subject']);
+    const { listing, buyer } = market(t.sandbox, 'q.uo_te:1@-x');
     const k = `k'ey\\$2;--${key()}`;
     const first = await postOrder(t.app, client.key, k, orderBody(listing, buyer));
     expect(first.status).toBe(202);
