@@ -82,4 +82,34 @@ describe(dueWalks.name, () => {
     );
     expect(sut.map((e) => e.eventId)).toEqual(['busy', 'quiet']);
   });
+
+  it('with a floor, adds the events at least that old after the due ones (spare budget), most stale first', () => {
+    const now = 100_000;
+    const sut = dueWalks(
+      [
+        event('just-walked', now - 200, 100),
+        event('spare-old', now - 1500, 1),
+        event('spare-young', now - 600, 1),
+        event('due', now - 2800, 0.5),
+        event('spare-busy', now - 900, 1000),
+      ],
+      now,
+      3000,
+      300,
+      new Set(),
+      500,
+    );
+    expect(sut.map((e) => [e.eventId, e.due])).toEqual([
+      ['due', true],
+      ['spare-busy', false],
+      ['spare-old', false],
+      ['spare-young', false],
+    ]);
+  });
+
+  it('without a floor, takes only the due events', () => {
+    const now = 100_000;
+    const sut = dueWalks([event('young', now - 1500), event('due', now - 2900)], now, 3000, 300, new Set());
+    expect(sut.map((e) => e.eventId)).toEqual(['due']);
+  });
 });

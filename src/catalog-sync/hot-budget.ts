@@ -54,10 +54,17 @@ export interface HotCandidate {
   pages: number;
 }
 
+/** A hot event ranked for a walk: `due` when the ceiling (target) requires it, otherwise spare-budget work. */
+export interface RankedWalk extends HotCandidate {
+  due: boolean;
+}
+
 /**
- * The due hot events, most urgent first: due when its data will be older than `targetMs` by the time a walk
- * started at the next tick would complete (age + `leadMs` ≥ target, lead = tick + a walk's duration); urgency is age / target × log2(2 + demand), so the most stale and most demanded come
- * first and a never-walked event (no data_as_of) before all. Pure.
+ * The hot events to walk, in order. First the due ones: data that will be older than `targetMs` by the time a
+ * walk started at the next tick would complete (age + `leadMs` ≥ target, lead = tick + a walk's duration).
+ * Then, for spare budget, the rest whose data is at least `minIntervalMs` old (SYNC_HOT_MIN_INTERVAL_MS, the
+ * floor). Within each group by urgency, age / target × log2(2 + demand): the most stale and most demanded
+ * first, a never-walked event (no data_as_of) before all. Events being walked are left out. Pure.
  */
 export function dueWalks(
   events: readonly HotCandidate[],
@@ -65,13 +72,20 @@ export function dueWalks(
   targetMs: number,
   leadMs: number,
   running: ReadonlySet<string>,
-): HotCandidate[] {
-  const urgency = new Map<HotCandidate, number>();
+  minIntervalMs = Number.POSITIVE_INFINITY,
+): RankedWalk[] {
+  const urgency = new Map<RankedWalk, number>();
   for (const event of events) {
     if (running.has(event.eventId)) continue;
     const age = event.asOfMs === null ? Number.POSITIVE_INFINITY : nowMs - event.asOfMs;
-    if (age + leadMs < targetMs) continue;
-    urgency.set(event, (Math.min(age, 1e12) / targetMs) * Math.log2(2 + Math.max(0, event.score)));
+    const due = age + leadMs >= targetMs;
+    if (!due && age < minIntervalMs) continue;
+    urgency.set(
+      { ...event, due },
+      (Math.min(age, 1e12) / targetMs) * Math.log2(2 + Math.max(0, event.score)),
+    );
   }
-  return [...urgency.keys()].sort((a, b) => (urgency.get(b) ?? 0) - (urgency.get(a) ?? 0));
+  return [...urgency.keys()].sort(
+    (a, b) => Number(b.due) - Number(a.due) || (urgency.get(b) ?? 0) - (urgency.get(a) ?? 0),
+  );
 }

@@ -10,10 +10,14 @@ import { DEMAND_FLUSH_MS, HotSet } from './hot-set';
 
 /**
  * The hot-walk scheduler (docs/catalog-sync.md "Live catalog"): on every replica with SYNC_ENABLED, a
- * durable-work loop ticks a few times per SYNC_HOT_TARGET_MS and starts a walk of each hot event whose data
- * would pass the target before the next tick plus a walk's duration (a moving average), most stale × most demanded first, at most SYNC_HOT_CONCURRENCY at once here and paced to the hot share
- * of this replica's upstream rate (hot-budget.ts). The event's lease makes each walk single-flight across
- * replicas: an event another replica walks now is skipped (`busy`) and counted as walked.
+ * durable-work loop ticks a few times per SYNC_HOT_TARGET_MS, and again whenever a walk completes. A tick first
+ * starts a walk of each hot event whose data would pass the target (the staleness ceiling) before the next tick
+ * plus a walk's duration (a moving average); then, with the budget and slots left, walks of the other hot
+ * events whose data is at least SYNC_HOT_MIN_INTERVAL_MS old (the floor), so the hot share of the upstream
+ * budget is spent rather than idle. Most stale × most demanded first in each group, at most
+ * SYNC_HOT_CONCURRENCY at once here and paced to the hot share of this replica's upstream rate (hot-budget.ts).
+ * The event's lease makes each walk single-flight across replicas: an event another replica walks now is skipped
+ * (`busy`) and counted as walked.
  */
 @Injectable()
 export class HotWalkScheduler implements OnModuleInit {
@@ -33,9 +37,10 @@ export class HotWalkScheduler implements OnModuleInit {
     private readonly config: SyncConfig,
   ) {}
 
-  /** Ticks: four per target, at most one per flush of the hot set. */
+  /** Timed ticks: four per target and two per floor, at most one per flush of the hot set (walks completing tick too). */
   get tickMs(): number {
-    return Math.max(100, Math.min(DEMAND_FLUSH_MS, Math.floor(this.config.SYNC_HOT_TARGET_MS / 4)));
+    const { SYNC_HOT_TARGET_MS: target, SYNC_HOT_MIN_INTERVAL_MS: floor } = this.config;
+    return Math.max(100, Math.min(DEMAND_FLUSH_MS, Math.floor(target / 4), Math.floor(floor / 2)));
   }
 
   onModuleInit(): void {
@@ -59,23 +64,32 @@ export class HotWalkScheduler implements OnModuleInit {
       this.config.SYNC_HOT_TARGET_MS,
       this.tickMs + this.walkMs,
       this.inFlight,
+      this.config.SYNC_HOT_MIN_INTERVAL_MS,
     );
+    // Only due walks (the ceiling) count as skipped; spare-budget walks simply wait for room.
+    const skipped = (from: number): number => due.slice(from).filter((e) => e.due).length;
     for (let i = 0; i < due.length; i++) {
       if (this.inFlight.size >= this.config.SYNC_HOT_CONCURRENCY) {
-        this.metrics.hotWalkSkipped('concurrency', due.length - i);
+        if (skipped(i) > 0) this.metrics.hotWalkSkipped('concurrency', skipped(i));
         return;
       }
       const event = due[i];
       if (!this.budget.take(event.pages)) {
-        this.metrics.hotWalkSkipped('budget', due.length - i);
+        if (skipped(i) > 0) this.metrics.hotWalkSkipped('budget', skipped(i));
         return;
       }
       this.inFlight.add(event.eventId);
-      void this.walk(event.eventId, event.pages).finally(() => this.inFlight.delete(event.eventId));
+      void this.walk(event.eventId, event.pages).then((completed) => {
+        this.inFlight.delete(event.eventId);
+        // A completed walk frees a slot and settles its pages: use them now rather than at the next timed tick.
+        // (A walk that failed or did not run waits for the timer: no tight loop against a failing dependency.)
+        if (completed) setImmediate(() => this.tick());
+      });
     }
   }
 
-  private async walk(eventId: string, estimatedPages: number): Promise<void> {
+  /** One walk; true when it completed (and a tick may follow at once). Never rejects. */
+  private async walk(eventId: string, estimatedPages: number): Promise<boolean> {
     try {
       const started = await this.sync.start('event_listings', BigInt(eventId), 'hot');
       if (!started.done) {
@@ -83,7 +97,7 @@ export class HotWalkScheduler implements OnModuleInit {
         this.budget.settle(estimatedPages, 0);
         this.metrics.hotWalkSkipped('busy');
         this.hotSet.walked(eventId, this.clock.nowMs());
-        return;
+        return false;
       }
       const begun = performance.now();
       const pass = await started.done;
@@ -93,11 +107,14 @@ export class HotWalkScheduler implements OnModuleInit {
       );
       this.budget.settle(estimatedPages, pass.pages);
       this.metrics.hotWalkFinished(pass.status);
-      if (pass.status === 'completed') this.hotSet.walked(eventId, pass.startedAt.getTime(), pass.pages);
+      if (pass.status !== 'completed') return false;
+      this.hotSet.walked(eventId, pass.startedAt.getTime(), pass.pages);
+      return true;
     } catch (error) {
       this.budget.settle(estimatedPages, 0);
       this.metrics.hotWalkFinished('error');
       this.logger.debug?.(`hot walk of event ${eventId} not run: ${(error as Error).message}`);
+      return false;
     }
   }
 }

@@ -1,7 +1,7 @@
 import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
 import { copyFrom, copyJsonText } from './pg-copy';
-import { numericArray, sizeTempBuffers, textArray, type Sql } from './sql';
+import { numericArray, PASS_TEMP_BUFFERS, textArray, type Sql } from './sql';
 import { SweepHold } from './sweep-hold';
 
 /**
@@ -60,6 +60,9 @@ export class ListingBatch {
   }
 }
 
+/** Up to this many staged rows (~1.2 KB each with their jsonb) sort within the default 4 MB work_mem. */
+const SMALL_BATCH_ROWS = 2000;
+
 /**
  * The only code that writes `listings` (the read API reads it through CatalogMirrorService). Writes run on
  * a pass's own connection: the keys a pass has seen go to a session-local TEMP table, never to the
@@ -67,17 +70,20 @@ export class ListingBatch {
  * through `COPY` into a session-local staging table (`raw` parsed to jsonb once, by COPY), then one merge.
  */
 export class ListingRepository {
-  /** Creates (or empties) the pass's seen-keys table and its staging table on its connection. */
+  /**
+   * Creates (or empties) the pass's seen-keys table and its staging table on its connection, in ONE round trip
+   * (a simple-protocol multi-statement: a hot walk pays its fixed costs once per few hundred ms). temp_buffers
+   * is sized as sizeTempBuffers does (only before the session's first temporary table). A connection that
+   * kept the tables from an earlier per-event walk (the runner does not drop them after those) reuses them.
+   */
   async prepareSeen(db: Sql): Promise<void> {
-    await sizeTempBuffers(db);
     await db.query(
-      `CREATE TEMP TABLE IF NOT EXISTS sync_seen_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL)`,
+      `SELECT CASE WHEN pg_my_temp_schema() = 0 THEN set_config('temp_buffers', '${PASS_TEMP_BUFFERS}', false) END;
+       CREATE TEMP TABLE IF NOT EXISTS sync_seen_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL);
+       CREATE TEMP TABLE IF NOT EXISTS sync_stage_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL,
+         ask_price_minor numeric NOT NULL, expires_at bigint, raw jsonb NOT NULL, observed_at timestamptz NOT NULL);
+       TRUNCATE sync_seen_listings, sync_stage_listings`,
     );
-    await db.query(
-      `CREATE TEMP TABLE IF NOT EXISTS sync_stage_listings (event_id numeric NOT NULL, ticket_id numeric NOT NULL,
-         ask_price_minor numeric NOT NULL, expires_at bigint, raw jsonb NOT NULL, observed_at timestamptz NOT NULL)`,
-    );
-    await db.query(`TRUNCATE sync_seen_listings, sync_stage_listings`);
   }
 
   async dropSeen(db: Sql): Promise<void> {
@@ -110,8 +116,9 @@ export class ListingRepository {
     // the planner cannot pick a hash join over the whole mirror for a staging table it has no statistics on.
     // Rows are inserted in primary-key order: consecutive inserts then share index pages (+20% rows/s in
     // an isolated 300k-row test). The batch's sort (~6 MB with its jsonb) needs more than the default 4 MB
-    // work_mem to stay in memory; LOCAL, so the connection is back to the default at commit.
-    await db.query(`SELECT set_config('work_mem', '32MB', true)`);
+    // work_mem to stay in memory; LOCAL, so the connection is back to the default at commit. A batch of a
+    // couple of pages (a hot walk) sorts within the default: no round trip for it.
+    if (batch.rows > SMALL_BATCH_ROWS) await db.query(`SELECT set_config('work_mem', '32MB', true)`);
     // Only the keys this statement did not write go to the seen table: a written row carries the pass's id
     // (last_seen_pass), which the sweep counts as seen, so a pass into an empty mirror inserts no seen keys.
     const { rows: result } = await db.query<{ written: number }>(
@@ -158,7 +165,9 @@ export class ListingRepository {
     hold: SweepHold = new SweepHold(),
   ): Promise<number> {
     if (hold.all) return 0;
-    await db.query(`ANALYZE sync_seen_listings`);
+    // Statistics matter for a full pass's million seen keys (anti-join plan); one event's walk (a few pages,
+    // the sweep bounded by the event_id index) plans the same without them and skips the round trip.
+    if (scopeEventId === null) await db.query(`ANALYZE sync_seen_listings`);
     const result = await db.query(
       `UPDATE listings l SET removed_at = now(), observed_at = $1, last_seen_pass = $2
        WHERE l.removed_at IS NULL AND l.observed_at < $1 AND ($3::numeric IS NULL OR l.event_id = $3)

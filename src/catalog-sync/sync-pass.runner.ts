@@ -423,7 +423,9 @@ export class SyncPassRunner {
     lease.stop();
     const completed = outcome.status === 'completed';
     if (completed) {
-      await repo.dropSeen(client).catch(() => undefined);
+      // A per-event walk's tables are small and are reused (emptied) by the connection's next pass: dropping
+      // and re-creating them every few hundred ms per hot event is catalog churn and two round trips.
+      if (plan.scopeEventId === null) await repo.dropSeen(client).catch(() => undefined);
       await client.query('RESET application_name').catch(() => undefined);
     }
     // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any

@@ -71,6 +71,13 @@ export class SyncConfig {
   @EnvInt(500, DAY_MS)
   SYNC_HOT_TARGET_MS = 2000;
 
+  /**
+   * Floor between two walks of one hot event: while the hot budget and SYNC_HOT_CONCURRENCY have room, hot
+   * events are walked again down to this interval (SYNC_HOT_TARGET_MS stays the ceiling, walked first).
+   */
+  @EnvInt(100, DAY_MS)
+  SYNC_HOT_MIN_INTERVAL_MS = 500;
+
   /** At most this many hot events (the most demanded first; events starting soon count as demanded). */
   @EnvInt(1, 100_000)
   SYNC_HOT_MAX_EVENTS = 200;

@@ -124,7 +124,6 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
   /** `GET /v1/events/{event_id}`: the event and its active listing count, lowest and highest ask. */
   async event(eventId: bigint): Promise<ReadAnswer> {
     const id = eventId.toString();
-    this.sync.noteDemand(eventId, 'read');
     const answer = await this.answers.answer(
       JSON.stringify(['event', id]),
       async (context) => {
@@ -150,6 +149,9 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       },
       id,
     );
+    // Demand only once the event is known to exist (an unknown event's 404 throws before): made-up ids never
+    // become hot.
+    this.sync.noteDemand(eventId, 'read');
     this.observeAge(id);
     return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
   }
@@ -179,7 +181,6 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       ]);
     }
     const event = eventId?.toString();
-    if (eventId !== undefined) this.sync.noteDemand(eventId, 'read');
     const walked = fresh && eventId !== undefined ? await this.walkFirst(eventId) : true;
     const binding: CursorBinding = {
       sort: `listings:${sort}`,
@@ -212,6 +213,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     };
     // A fallback page (walk not completed) differs from the plain one only by `stale`: its own key.
     const answer = await this.answers.answer(walked ? key : `unwalked|${key}`, render, event);
+    // After the answer: an unknown (404) or removed (410) event's first page throws before, and notes no demand.
+    if (eventId !== undefined) this.sync.noteDemand(eventId, 'read');
     if (event !== undefined) this.observeAge(event);
     return { ...answer, maxAgeSeconds: fresh ? 0 : this.settings.listingsMaxAgeSeconds };
   }
@@ -236,7 +239,6 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
    */
   async listing(eventId: bigint, ticketId: bigint, fresh = false): Promise<ReadAnswer> {
     const key = [eventId.toString(), ticketId.toString()] as const;
-    this.sync.noteDemand(eventId, 'read');
     const render = async (context: RenderContext, checkedLiveAt: Date | null): Promise<unknown> => {
       // A live re-read has just written the row: read it on its own, after that commit.
       const row = await (checkedLiveAt ? this.mirror.listing(...key) : this.listingReads.read(...key));
@@ -257,6 +259,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
         (c) => render(c, null),
         key[0],
       );
+      // Only a listing served (200) is demand: a 404/410 (unknown listing or event) notes none.
+      this.sync.noteDemand(eventId, 'read');
       this.observeAge(key[0]);
       return { ...answer, maxAgeSeconds: this.settings.listingsMaxAgeSeconds };
     }
@@ -270,6 +274,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     const result = await this.mirror.applyLiveListing(observation);
     if (result.changed) await this.tracker.refresh().catch(() => undefined);
     const answer = await this.answers.uncached((c) => render(c, observation.observedAt), key[0]);
+    this.sync.noteDemand(eventId, 'read');
     return { ...answer, maxAgeSeconds: 0 };
   }
 

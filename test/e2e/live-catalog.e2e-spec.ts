@@ -68,6 +68,10 @@ describe('live catalog: hot events walked on demand, per-event data_as_of, fresh
       ).rows[0].n,
     );
 
+  const demandOf = async (id: string): Promise<number> =>
+    (await withPg(t.databaseUrl, (c) => c.query(`SELECT 1 FROM event_demand WHERE event_id = $1`, [id])))
+      .rowCount ?? 0;
+
   it('an event being read is walked again and again; a new listing is served within seconds, with the event’s own data_as_of', async () => {
     const [hot, cold] = eventIds;
     // The first read: the full pass's data_as_of at least (once this replica's state has it: within a second).
@@ -154,5 +158,20 @@ describe('live catalog: hot events walked on demand, per-event data_as_of, fresh
     const bad = await get('/v1/listings?fresh=true');
     expect(bad.status).toBe(400);
     expect(JSON.stringify(bad.body)).toContain('fresh');
+  }, 60_000);
+
+  it('a read answered 404 for its event notes no demand: made-up ids never enter the hot set', async () => {
+    const [, known] = eventIds;
+    const madeUp = '987654321987';
+    for (let i = 0; i < 5; i++) {
+      expect((await get(`/v1/events/${madeUp}`)).status).toBe(404);
+      expect((await get(`/v1/events/${madeUp}/listings?limit=10`)).status).toBe(404);
+      expect((await get(`/v1/listings/${madeUp}/1`)).status).toBe(404);
+    }
+    // A known event read after them: once its demand is flushed (about a second), theirs would have been too.
+    expect((await get(`/v1/events/${known}`)).status).toBe(200);
+    await waitUntil(async () => (await demandOf(known)) === 1, 10_000);
+    expect(await demandOf(madeUp)).toBe(0);
+    expect(sync.isHot(BigInt(madeUp))).toBe(false);
   }, 60_000);
 });
