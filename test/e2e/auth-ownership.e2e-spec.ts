@@ -129,7 +129,7 @@ describe('object-level access: one client never sees another client’s records 
         const created = await http()
           .post('/v1/admin/api-clients')
           .set(bearer(adminA.key))
-          .send({ name: 'owned-by-a', scopes: issuedScopes })
+          .send({ name: 'owned-by-a', scopes: issuedScopes, anySubject: true })
           .expect(201);
         const id = created.body.id as string;
         await http().get(`/v1/admin/api-clients/${id}`).set(bearer(adminB.key)).expect(404);
