@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { WebhooksConfig } from '../config/webhooks.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
 import { DROP_LEASE, fenced, LEASE_FREE } from '../durable-work/lease.sql';
@@ -75,6 +76,7 @@ export class WebhookDeliveryRepository {
   constructor(
     private readonly dataSource: DataSource,
     work: DurableWorkService,
+    config: WebhooksConfig,
   ) {
     this.queue = work.queue({
       name: 'webhook_deliveries',
@@ -83,6 +85,14 @@ export class WebhookDeliveryRepository {
       wakeFilter: `status = 'pending'`,
       // Counts the try this claim starts: a sender that dies mid-send has used one.
       claimSet: `attempts = t.attempts + 1`,
+      // Fair by construction: an endpoint and a client hold at most their share of the sends in flight, and the
+      // claims go round-robin between endpoints (a dead endpoint's 10,000 due deliveries wait their turn).
+      fair: {
+        group: 'endpoint_id',
+        cap: config.WEBHOOKS_ENDPOINT_MAX_IN_FLIGHT,
+        ownerOf: (g) => `(SELECT client_id FROM webhook_endpoints WHERE id = ${g})`,
+        ownerCap: config.WEBHOOKS_CLIENT_MAX_IN_FLIGHT,
+      },
     });
   }
 
@@ -92,7 +102,10 @@ export class WebhookDeliveryRepository {
     return rows.map((r) => ({ id: r.id as string, token: String(r.lease_token) }));
   }
 
-  /** Claims delivery `id` now (a ping or a manual retry) when it is pending and free; counts the try. */
+  /**
+   * Claims delivery `id` now (a ping or a manual retry) when it is pending and free and its endpoint and client
+   * have room under their in-flight caps; counts the try. Null otherwise: the delivery is due and a pass takes it.
+   */
   async claimOne(id: string, leaseMs: number): Promise<{ id: string; token: string } | null> {
     const row = await this.queue.claimOne(id, leaseMs, [], 'attempts = t.attempts + 1');
     return row ? { id: row.id as string, token: String(row.lease_token) } : null;
