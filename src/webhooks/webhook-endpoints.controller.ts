@@ -25,6 +25,8 @@ import type { DeliveryView, EndpointView } from './webhook-endpoint.mapper';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 const NOT_FOUND = 'NOT_FOUND: no such endpoint for this client';
+const MANUAL_LIMIT =
+  'RATE_LIMITED: the endpoint accepts WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries per minute (Retry-After)';
 
 /** Webhook endpoints (docs/webhooks.md): each client manages and sees only its own. */
 @ApiTags('webhooks')
@@ -114,6 +116,7 @@ export class WebhookEndpointsController {
   @ApiAcceptedResponse({ type: PingResponseDto })
   @ApiErrorResponse(404, NOT_FOUND)
   @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
   ping(
     @CurrentClient() client: ClientContext,
     @Param('id') id: string,
@@ -145,6 +148,7 @@ export class WebhookEndpointsController {
   @ApiAcceptedResponse({ type: WebhookDeliveryResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no such endpoint or delivery for this client')
   @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled, or the delivery is being sent right now')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
   retry(
     @CurrentClient() client: ClientContext,
     @Param('id') id: string,

@@ -111,11 +111,15 @@ export class WebhookEndpointsService {
     return { ...toEndpointView(row), secret };
   }
 
-  /** A `webhook.ping` event delivered to this endpoint only, sent at once on this replica. */
+  /**
+   * A `webhook.ping` event delivered to this endpoint only, sent at once on this replica when the worker has room
+   * (else by the next pass); rate-limited per endpoint.
+   */
   async ping(client: ClientContext, id: string): Promise<{ event_id: string; delivery_id: string }> {
     const endpoint = await this.endpoints.get(client.id, id);
     if (!endpoint) throw WebhooksErrors.endpointNotFound();
     if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    await this.manualSend(client, endpoint.id);
     const { eventId, deliveryId } = await this.outbox.ping(client.id, endpoint.id);
     this.worker.wake(deliveryId);
     return { event_id: eventId, delivery_id: deliveryId };
@@ -144,11 +148,20 @@ export class WebhookEndpointsService {
     if (!isUuid(deliveryId) || !(await this.deliveryRepo.one(endpoint.id, deliveryId)))
       throw WebhooksErrors.deliveryNotFound();
     if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    await this.manualSend(client, endpoint.id);
     const row = await this.deliveryRepo.retry(endpoint.id, deliveryId);
     if (row === null) throw WebhooksErrors.deliveryNotFound();
     if (row === 'busy') throw WebhooksErrors.deliveryBusy();
     this.worker.wake(row.id);
     return toDeliveryView(row);
+  }
+
+  /** Pings and manual retries are rate-limited per endpoint (429 with Retry-After past the minute's share). */
+  private async manualSend(client: ClientContext, endpointId: string): Promise<void> {
+    const perMinute = this.config.WEBHOOKS_MANUAL_SENDS_PER_MINUTE;
+    const taken = await this.endpoints.takeManualSend(client.id, endpointId, perMinute);
+    if (!taken) throw WebhooksErrors.endpointNotFound();
+    if (!taken.allowed) throw WebhooksErrors.manualSendsLimited(perMinute, taken.retryAfterSeconds);
   }
 
   private checkUrl(url: string): void {
