@@ -29,7 +29,7 @@ import { CreateOrdersFinalIndex1795752689072 } from '../../migrations/1795752689
 import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-CreateOrderTraces';
 import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
 import { CreateFairClaimIndexes1795829213016 } from '../../migrations/1795829213016-CreateFairClaimIndexes';
-import { AddWebhookEndpointLimits1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointLimits';
+import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointManualSends';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -67,5 +67,5 @@ export const MIGRATIONS = [
   CreateOrderTraces1795754004140,
   CreateWebhookDeliveriesFailedIndex1795756749194,
   CreateFairClaimIndexes1795829213016,
-  AddWebhookEndpointLimits1795829214358,
+  AddWebhookEndpointManualSends1795829214358,
 ];

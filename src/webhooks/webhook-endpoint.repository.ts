@@ -131,6 +131,19 @@ export class WebhookEndpointRepository {
     return firstRow(rows) !== null;
   }
 
+  /** Disables every enabled endpoint of `clientIds` with `reason` (their keys were revoked); the ids disabled. */
+  async disableClients(clientIds: string[], reason: string): Promise<{ id: string; client_id: string }[]> {
+    const rows = await this.dataSource.query<
+      [{ id: string; client_id: string }[], number] | { id: string; client_id: string }[]
+    >(
+      `UPDATE webhook_endpoints SET enabled = false, disabled_at = clock_timestamp(), disabled_reason = $2,
+         updated_at = clock_timestamp()
+       WHERE client_id = ANY ($1::uuid[]) AND enabled RETURNING id, client_id`,
+      [clientIds, reason],
+    );
+    return Array.isArray(rows[0]) ? rows[0] : (rows as { id: string; client_id: string }[]);
+  }
+
   /**
    * Counts one manual send (a ping, a manual retry) in the endpoint's one-minute window (database clock, so every
    * replica counts in the same window). Null when the endpoint is not the client's; else whether this send is within

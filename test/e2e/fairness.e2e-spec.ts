@@ -39,6 +39,9 @@ const ENV = {
   CHECKOUT_CLIENT_MAX_IN_FLIGHT: '4',
 };
 
+/** B's bound under the flood: twice its idle p99, or the absolute floor. */
+const bound = (idleP99: number): number => Math.max(2 * idleP99, FLOOR_MS);
+
 const p99 = (values: number[]): number => {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.min(sorted.length - 1, Math.ceil(sorted.length * 0.99) - 1)] ?? 0;
@@ -172,7 +175,6 @@ describe('Fairness under abuse (e2e: one client floods, another keeps its latenc
     // The caps: the hanging endpoint never holds more than its share of the sends.
     expect(hanging.heldCount).toBeLessThanOrEqual(2);
 
-    const bound = (idleP99: number): number => Math.max(2 * idleP99, FLOOR_MS);
     expect(
       { claim: flooded.claim, delivery: flooded.delivery },
       `idle p99 ${JSON.stringify(idle)}, flooded p99 ${JSON.stringify(flooded)}, A left ${JSON.stringify(left)}`,
