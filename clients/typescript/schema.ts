@@ -4915,7 +4915,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After) */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5096,7 +5096,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After) */
       429: {
         headers: {
           [name: string]: unknown;

@@ -26,7 +26,7 @@ import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 const NOT_FOUND = 'NOT_FOUND: no such endpoint for this client';
 const MANUAL_LIMIT =
-  'RATE_LIMITED: the endpoint accepts WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries per minute (Retry-After)';
+  "RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After)";
 
 /** Webhook endpoints (docs/webhooks.md): each client manages and sees only its own. */
 @ApiTags('webhooks')
