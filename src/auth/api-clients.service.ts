@@ -79,8 +79,9 @@ export function toView(row: ApiClientEntity): ApiClientView {
 }
 
 /**
- * Key lifecycle (issue, verify, list, revoke). Plain class: the Nest module and the `keys` CLI
- * construct it over the same repository and pepper, so both hash keys identically.
+ * Key lifecycle (issue, verify, list, revoke). Plain class: AuthModule and the `keys` CLI's KeysCliModule
+ * construct it over the same repository and pepper, so both hash keys identically (and both register the
+ * same revocation listeners).
  */
 export class ApiClientsService {
   private readonly revocationListeners: ((clientIds: string[]) => Promise<void>)[] = [];

@@ -1,5 +1,4 @@
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
-import { ApiClientsService } from '../auth/api-clients.service';
+import { Injectable } from '@nestjs/common';
 import type { ClientContext } from '../auth/client-context';
 import type { Page } from '../common/dto/page.dto';
 import { KeysetCursorCodec } from '../common/keyset-cursor';
@@ -29,17 +28,12 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
-/** Why the endpoints of a revoked key stop: shown in their GET. */
-export const REVOKED_REASON = 'disabled: the API key that owns it was revoked';
-
 /**
  * The endpoints API (`/v1/webhooks/endpoints`): each client sees and changes only its own endpoints. A revoked key's
- * endpoints are disabled at its revocation (nothing more reaches them: not its events, not the operator events).
+ * endpoints are disabled at its revocation by RevokedKeyEndpoints (nothing more reaches them).
  */
 @Injectable()
-export class WebhookEndpointsService implements OnModuleInit {
-  private readonly logger = new Logger('Webhooks');
-
+export class WebhookEndpointsService {
   constructor(
     private readonly endpoints: WebhookEndpointRepository,
     private readonly deliveryRepo: WebhookDeliveryRepository,
@@ -49,22 +43,7 @@ export class WebhookEndpointsService implements OnModuleInit {
     private readonly policy: AddressPolicy,
     private readonly cursors: KeysetCursorCodec,
     private readonly config: WebhooksConfig,
-    private readonly apiClients: ApiClientsService,
   ) {}
-
-  onModuleInit(): void {
-    this.apiClients.onRevoked((ids) => this.disableRevoked(ids));
-  }
-
-  /** Disables the endpoints of revoked clients (the keys `ids`). */
-  async disableRevoked(ids: string[]): Promise<void> {
-    const disabled = await this.endpoints.disableClients(ids, REVOKED_REASON);
-    for (const endpoint of disabled)
-      this.logger.warn(
-        { endpointId: endpoint.id, clientId: endpoint.client_id },
-        'webhook endpoint disabled: its key was revoked',
-      );
-  }
 
   /** A new endpoint and its secret (`whsec_…`, shown in this answer only). */
   async create(client: ClientContext, input: EndpointInput): Promise<EndpointView & { secret: string }> {

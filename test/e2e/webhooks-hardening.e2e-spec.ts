@@ -81,7 +81,7 @@ describe('Webhooks hardening (e2e: revoked keys, the delivery log)', () => {
     expect(deliveries?.n).toBe(0);
   });
 
-  it('the delivery log says "connection refused", not the address our network refused', async () => {
+  it('the delivery log says connection refused, not the address our network refused', async () => {
     const client = await issueTestKey(t.app, ['webhooks:write']);
     const endpoint = await request(server)
       .post('/v1/webhooks/endpoints')
