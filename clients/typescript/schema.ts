@@ -1581,6 +1581,7 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
+        | 'endpoint.disabled'
       )[];
       /** @default true */
       enabled?: boolean;
@@ -1721,6 +1722,7 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
+        | 'endpoint.disabled'
       )[];
       enabled?: boolean;
     };
@@ -1809,7 +1811,8 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
-        | 'webhook.ping';
+        | 'webhook.ping'
+        | 'endpoint.disabled';
       /**
        * @description Version of the `data` shape of this type
        * @example 1

@@ -30,6 +30,7 @@ import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-C
 import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
 import { CreateFairClaimIndexes1795829213016 } from '../../migrations/1795829213016-CreateFairClaimIndexes';
 import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointManualSends';
+import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/1795831000000-CreateEndpointDisabledTrigger';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -68,4 +69,5 @@ export const MIGRATIONS = [
   CreateWebhookDeliveriesFailedIndex1795756749194,
   CreateFairClaimIndexes1795829213016,
   AddWebhookEndpointManualSends1795829214358,
+  CreateEndpointDisabledTrigger1795831000000,
 ];
