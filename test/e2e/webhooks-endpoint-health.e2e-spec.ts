@@ -20,6 +20,8 @@ interface Envelope {
   data: Record<string, unknown>;
 }
 
+const bodies = (r: WebhookReceiver): Envelope[] => r.received.map((x) => JSON.parse(x.body) as Envelope);
+
 /**
  * Issue 31 item 10 (endpoint health as Svix does it): `endpoint.disabled` is announced, in the statement that
  * disables an endpoint, to the client's feed and its other enabled endpoints, never to the disabled one.
@@ -49,7 +51,6 @@ describe('Webhook endpoint health (e2e: endpoint.disabled)', () => {
   const feedOf = async (key: string): Promise<Envelope[]> =>
     (await request(server).get('/v1/notifications?limit=100').set(bearer(key)).expect(200)).body
       .items as Envelope[];
-  const bodies = (r: WebhookReceiver): Envelope[] => r.received.map((x) => JSON.parse(x.body) as Envelope);
 
   it('PATCH enabled=false: endpoint.disabled reaches the other endpoint and the feed, not the disabled one; url is the origin only', async () => {
     const client = await issueTestKey(t.app, ['webhooks:write']);
@@ -134,7 +135,9 @@ describe('Webhook endpoint health (e2e: endpoint.disabled)', () => {
       `SELECT id, payload FROM outbox_events WHERE type = 'endpoint.disabled' AND client_id = $1`,
       [issued.body.id],
     );
-    expect(events.map((e) => e.payload.endpoint_id).sort()).toEqual([...ids].sort());
+    expect(events.map((e) => String(e.payload.endpoint_id)).sort((a, b) => a.localeCompare(b))).toEqual(
+      [...ids].sort((a, b) => a.localeCompare(b)),
+    );
     for (const e of events) expect(e.payload.reason).toBe('key_revoked');
     // Both endpoints were disabled by the same statement: neither gets the other's event.
     const [row] = await dataSource.query<{ n: number }[]>(
