@@ -273,6 +273,42 @@ export class WebhookDeliveryRepository {
     return firstRow(updated) === null ? 'busy' : row;
   }
 
+  /**
+   * Where `since` stands against the database clock: after now, or before the oldest events the outbox keeps
+   * (`retentionDays`), so that every replica judges a recover's `since` by the same clock.
+   */
+  async sinceBounds(since: Date, retentionDays: number): Promise<{ future: boolean; pruned: boolean }> {
+    const [row] = await this.dataSource.query<{ future: boolean; pruned: boolean }[]>(
+      `SELECT $1::timestamptz > clock_timestamp() AS future,
+         $1::timestamptz < clock_timestamp() - make_interval(days => $2::int) AS pruned`,
+      [since.toISOString(), retentionDays],
+    );
+    return { future: row.future, pruned: row.pruned };
+  }
+
+  /**
+   * Recover: the endpoint's failed (given-up) deliveries created at or after `since` are pending and due now, at
+   * most `max` of them, oldest first, in one statement (the log index bounds it to this endpoint's rows since
+   * then). Attempts are kept: past the schedule each gets one more try. Returns how many were re-queued.
+   */
+  async recover(endpointId: string, since: Date, max: number): Promise<number> {
+    const [row] = await this.dataSource.query<{ n: number }[]>(
+      `WITH r AS (
+         UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(),
+           updated_at = clock_timestamp()
+         WHERE id IN (
+             SELECT id FROM webhook_deliveries
+             WHERE endpoint_id = $1::uuid AND created_at >= $2::timestamptz AND status = 'failed'
+             ORDER BY created_at, id LIMIT $3)
+           -- Checked again on the row as updated: a concurrent recover re-queues (and counts) each row once.
+           AND status = 'failed' AND ${LEASE_FREE}
+         RETURNING id)
+       SELECT count(*)::int AS n FROM r`,
+      [endpointId, since.toISOString(), max],
+    );
+    return row?.n ?? 0;
+  }
+
   async one(endpointId: string, id: string): Promise<DeliveryRow | null> {
     if (!isUuid(id)) return null;
     const [row] = await this.dataSource.query<DeliveryRow[]>(

@@ -18,6 +18,8 @@ import {
   CreatedWebhookEndpointResponseDto,
   CreateWebhookEndpointDto,
   PingResponseDto,
+  RecoverResponseDto,
+  RecoverWebhookEndpointDto,
   UpdateWebhookEndpointDto,
   WebhookEndpointResponseDto,
 } from './dto/webhook-endpoint.dto';
@@ -122,6 +124,29 @@ export class WebhookEndpointsController {
     @Param('id') id: string,
   ): Promise<{ event_id: string; delivery_id: string }> {
     return this.endpoints.ping(client, id);
+  }
+
+  @Post(':id/recover')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'recoverWebhookEndpoint',
+    summary:
+      'Send again every failed (given-up) delivery created since `since` (the endpoint must be enabled first)',
+  })
+  @ApiAcceptedResponse({ type: RecoverResponseDto })
+  @ApiErrorResponse(
+    400,
+    'VALIDATION_FAILED: since is not RFC 3339, is in the future or older than the outbox keeps',
+  )
+  @ApiErrorResponse(404, NOT_FOUND)
+  @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled (PATCH enabled=true first)')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
+  recover(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+    @Body() body: RecoverWebhookEndpointDto,
+  ): Promise<{ requeued: number }> {
+    return this.endpoints.recover(client, id, body.since);
   }
 
   @Get(':id/deliveries')

@@ -21,6 +21,9 @@ import { OPERATOR_EVENT_TYPES } from './webhook-events';
 import { newSigningSecret } from './webhook-signature';
 import { WebhooksErrors } from './webhooks.errors';
 
+/** Deliveries one recover re-queues at most (one bounded statement); call again for the rest. */
+export const RECOVER_MAX_DELIVERIES = 10_000;
+
 export interface EndpointInput {
   url: string;
   description?: string | null;
@@ -157,6 +160,30 @@ export class WebhookEndpointsService {
     if (row === 'busy') throw WebhooksErrors.deliveryBusy();
     this.worker.wake(row.id);
     return toDeliveryView(row);
+  }
+
+  /**
+   * Recover (as Svix's): every failed (given-up) delivery of this endpoint created since `since` is due again now,
+   * up to RECOVER_MAX_DELIVERIES, in one statement. The endpoint must be enabled (409 otherwise: enabling is a
+   * separate PATCH, as in Svix); `since` may be neither in the future nor older than the outbox keeps (400). One
+   * recover counts as one manual send of the endpoint (429 past WEBHOOKS_MANUAL_SENDS_PER_MINUTE).
+   */
+  async recover(client: ClientContext, endpointId: string, sinceText: string): Promise<{ requeued: number }> {
+    const since = new Date(sinceText);
+    if (Number.isNaN(since.getTime())) throw WebhooksErrors.badSince('since must be an RFC 3339 date-time');
+    const endpoint = await this.endpoints.get(client.id, endpointId);
+    if (!endpoint) throw WebhooksErrors.endpointNotFound();
+    if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    const retentionDays = this.config.WEBHOOKS_RETENTION_DAYS;
+    const bounds = await this.deliveryRepo.sinceBounds(since, retentionDays);
+    if (bounds.future) throw WebhooksErrors.badSince('since must not be in the future');
+    if (bounds.pruned)
+      throw WebhooksErrors.badSince(
+        `since must be within the outbox's retention (WEBHOOKS_RETENTION_DAYS, ${retentionDays} days)`,
+      );
+    await this.manualSend(client, endpoint.id);
+    const requeued = await this.deliveryRepo.recover(endpoint.id, since, RECOVER_MAX_DELIVERIES);
+    return { requeued };
   }
 
   /** Pings and manual retries are rate-limited per endpoint (429 with Retry-After past the minute's share). */

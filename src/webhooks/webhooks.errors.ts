@@ -25,6 +25,8 @@ export const WebhooksErrors = {
       { limit: perMinute },
       retryAfterSeconds,
     ),
+  /** 400 naming `since`: a recover's start is in the future or before what the outbox keeps. */
+  badSince: (problem: string): AppError => validationFailed([{ field: 'since', problems: [problem] }]),
   badUrl: (problems: string[]): AppError => validationFailed([{ field: 'url', problems }]),
   operatorTypes: (types: string[]): AppError =>
     validationFailed([
