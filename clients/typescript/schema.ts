@@ -452,6 +452,23 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/webhooks/endpoints/{id}/recover': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    get?: never;
+    put?: never;
+    /** Send again every failed (given-up) delivery created since `since` (the endpoint must be enabled first) */
+    post: operations['recoverWebhookEndpoint'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/v1/webhooks/endpoints/{id}/deliveries': {
     parameters: {
       query?: never;
@@ -1601,6 +1618,7 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
+        | 'endpoint.disabled'
       )[];
       /** @default true */
       enabled?: boolean;
@@ -1741,6 +1759,7 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
+        | 'endpoint.disabled'
       )[];
       enabled?: boolean;
     };
@@ -1756,6 +1775,21 @@ export interface components {
        * @example 7a1b2c3d-4e5f-4061-8a7b-9c0d1e2f3a4b
        */
       delivery_id: string;
+    };
+    RecoverWebhookEndpointDto: {
+      /**
+       * Format: date-time
+       * @description RFC 3339. Every failed (given-up) delivery created at or after it is sent again. Not in the future, not older than the outbox keeps (WEBHOOKS_RETENTION_DAYS).
+       * @example 2027-01-01T12:00:00Z
+       */
+      since: string;
+    };
+    RecoverResponseDto: {
+      /**
+       * @description Deliveries re-queued (at most 10,000 per call: call again with the same since for the rest)
+       * @example 3
+       */
+      requeued: number;
     };
     WebhookDeliveryResponseDto: {
       /**
@@ -1829,7 +1863,8 @@ export interface components {
         | 'listing.transaction_final'
         | 'sync.pass_completed'
         | 'sync.pass_failed'
-        | 'webhook.ping';
+        | 'webhook.ping'
+        | 'endpoint.disabled';
       /**
        * @description Version of the `data` shape of this type
        * @example 1
@@ -4939,7 +4974,131 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  recoverWebhookEndpoint: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['RecoverWebhookEndpointDto'];
+      };
+    };
+    responses: {
+      202: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['RecoverResponseDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: since is not RFC 3339, is in the future or older than the outbox keeps */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the webhooks:write scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: no such endpoint for this client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description REQUEST_TIMEOUT: the body did not arrive within HTTP_REQUEST_TIMEOUT_MS */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description CONFLICT: the endpoint is disabled (PATCH enabled=true first) */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description URI_TOO_LONG: a path parameter is longer than 100 characters */
+      414: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNSUPPORTED_MEDIA_TYPE: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After) */
       429: {
         headers: {
           [name: string]: unknown;
@@ -5120,7 +5279,7 @@ export interface operations {
           'application/json': components['schemas']['ErrorResponse'];
         };
       };
-      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After) */
       429: {
         headers: {
           [name: string]: unknown;

@@ -82,14 +82,25 @@ export function toView(row: ApiClientEntity): ApiClientView {
 }
 
 /**
- * Key lifecycle (issue, verify, list, revoke). Plain class: the Nest module and the `keys` CLI
- * construct it over the same repository and pepper, so both hash keys identically.
+ * Key lifecycle (issue, verify, list, revoke). Plain class: AuthModule and the `keys` CLI's KeysCliModule
+ * construct it over the same repository and pepper, so both hash keys identically (and both register the
+ * same revocation listeners).
  */
 export class ApiClientsService {
+  private readonly revocationListeners: ((clientIds: string[]) => Promise<void>)[] = [];
+
   constructor(
     private readonly repository: ApiClientRepository,
     private readonly pepper: string,
   ) {}
+
+  /**
+   * `listener` runs after every revocation through this service with the ids it revoked (the key and the keys it
+   * issued): webhooks disables their endpoints. A failing listener is the caller's error (the revocation stands).
+   */
+  onRevoked(listener: (clientIds: string[]) => Promise<void>): void {
+    this.revocationListeners.push(listener);
+  }
 
   /**
    * New random key for a new client; the key is returned once and only its hash is stored. `request`: the
@@ -166,7 +177,10 @@ export class ApiClientsService {
   /** Revokes the client and every key it issued, transitively (see ApiClientRepository.revoke). */
   async revoke(id: string, createdBy?: string): Promise<RevokedClient | null> {
     const result = await this.repository.revoke(id, createdBy);
-    return result ? { ...toView(result.row), alsoRevoked: result.alsoRevoked } : null;
+    if (!result) return null;
+    const ids = [result.row.id, ...result.alsoRevoked];
+    for (const listener of this.revocationListeners) await listener(ids);
+    return { ...toView(result.row), alsoRevoked: result.alsoRevoked };
   }
 
   async touchLastUsed(id: string): Promise<void> {

@@ -1,4 +1,5 @@
 import { parseArgs } from 'node:util';
+import { NestFactory } from '@nestjs/core';
 import type { DataSource } from 'typeorm';
 import { loadAppConfig } from '../config/app.config';
 import { loadAuthConfig } from '../config/auth.config';
@@ -7,9 +8,10 @@ import { withServiceDatabase } from '../database/database-url';
 import { MigratingDataSource } from '../database/migration-lock';
 import { generateApiKey } from './api-key';
 import { ApiClientEntity } from './api-client.entity';
-import { ApiClientRepository, type ListPosition } from './api-client.repository';
+import { type ListPosition } from './api-client.repository';
 import { ApiClientsService, isValidClientName, type ApiClientView } from './api-clients.service';
 import { ApiClientResponseDto } from './dto/api-client.response.dto';
+import { KeysCliModule } from './keys-cli.module';
 import { parseScopeList, SCOPES } from './scopes';
 import { ANY_SUBJECT, bindingProblem, describeBinding, type BindingRequest } from './subject-binding';
 
@@ -62,7 +64,10 @@ function table(views: ApiClientView[]): string {
     .join('\n');
 }
 
-/** Opens the service's database (DATABASE_URL, or the embedded cluster: attached when running). */
+/**
+ * Opens the service's database (DATABASE_URL, or the embedded cluster: attached when running) and the CLI's Nest
+ * context over it (KeysCliModule): the service with the app's revocation listeners (a revoke disables webhooks).
+ */
 async function withService<T>(
   env: NodeJS.ProcessEnv,
   fn: (service: ApiClientsService) => Promise<T>,
@@ -79,9 +84,17 @@ async function withService<T>(
       }),
       entities: [ApiClientEntity],
     });
-  return withServiceDatabase(app, dataSource, (ds) =>
-    fn(new ApiClientsService(new ApiClientRepository(ds), auth.pepper)),
-  );
+  return withServiceDatabase(app, dataSource, async (ds) => {
+    const context = await NestFactory.createApplicationContext(KeysCliModule.over(ds, auth.pepper), {
+      logger: false,
+      abortOnError: false,
+    });
+    try {
+      return await fn(context.get(ApiClientsService));
+    } finally {
+      await context.close();
+    }
+  });
 }
 
 async function listAll(service: ApiClientsService): Promise<ApiClientView[]> {

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { escapeLiteral, type PoolClient } from 'pg';
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
+import { CheckoutConfig } from '../config/checkout.config';
 import { PreparedStatements } from '../common/prepared-statements';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
@@ -226,6 +227,7 @@ export class OrderRepository {
   constructor(
     private readonly dataSource: DataSource,
     work: DurableWorkService,
+    config: CheckoutConfig,
   ) {
     this.prepared = new PreparedStatements(dataSource, 'orders');
     this.queue = work.queue({
@@ -233,6 +235,11 @@ export class OrderRepository {
       table: 'orders',
       dueFilter: `recovery_point <> 'done'`,
       wakeFilter: `recovery_point <> 'done'`,
+      // The recovery worker's claims go round-robin between clients, each capped in the drives it holds: one
+      // client's 1,000 queued orders never delay another client's first. Wake-ups of the order's own final
+      // transaction are not capped: it continues the client's drive, and the single-order path stays one statement.
+      fair: { group: 'client_id', cap: config.CHECKOUT_CLIENT_MAX_IN_FLIGHT },
+      fairWake: false,
     });
   }
 

@@ -22,6 +22,13 @@ export class CheckoutConfig {
   @EnvInt(1, 1000)
   CHECKOUT_WORKER_BATCH = 20;
 
+  /**
+   * Orders of one API client held by drives at once, across replicas, above which the recovery worker claims none
+   * of its orders (the others' are claimed round-robin with it: a client's backlog never delays another's first).
+   */
+  @EnvInt(1, 10_000)
+  CHECKOUT_CLIENT_MAX_IN_FLIGHT = 10;
+
   /** How long a driver holds an order (renewed at every committed step); a crashed driver's lease expires. */
   @EnvInt(100, 600_000)
   CHECKOUT_LEASE_MS = 30_000;

@@ -20,6 +20,21 @@ export class WebhooksConfig {
   @EnvInt(1, 256)
   WEBHOOKS_WORKER_CONCURRENCY = 16;
 
+  /**
+   * Deliveries one endpoint has in flight at once, across replicas (a hanging receiver holds at most this many
+   * sends; pings and manual retries included).
+   */
+  @EnvInt(1, 256)
+  WEBHOOKS_ENDPOINT_MAX_IN_FLIGHT = 4;
+
+  /** Deliveries one client's endpoints have in flight at once, across replicas (its share of the workers). */
+  @EnvInt(1, 1024)
+  WEBHOOKS_CLIENT_MAX_IN_FLIGHT = 8;
+
+  /** Pings and manual retries one endpoint accepts per minute; one more → 429 RATE_LIMITED with Retry-After. */
+  @EnvInt(1, 10_000)
+  WEBHOOKS_MANUAL_SENDS_PER_MINUTE = 10;
+
   /** One send: connect, request and the response's status line within this (ms); else a failed try. */
   @EnvInt(100, 60_000)
   WEBHOOKS_DELIVERY_TIMEOUT_MS = 10_000;

@@ -31,6 +31,9 @@ import { CreateOrderTraces1795754004140 } from '../../migrations/1795754004140-C
 import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migrations/1795756749194-CreateWebhookDeliveriesFailedIndex';
 import { CreateEventFreshness1795829128029 } from '../../migrations/1795829128029-CreateEventFreshness';
 import { CreateEventDemand1795829129359 } from '../../migrations/1795829129359-CreateEventDemand';
+import { CreateFairClaimIndexes1795829213016 } from '../../migrations/1795829213016-CreateFairClaimIndexes';
+import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointManualSends';
+import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/1795831000000-CreateEndpointDisabledTrigger';
 import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
 
 /**
@@ -71,5 +74,8 @@ export const MIGRATIONS = [
   CreateStatusSessions1795760531000,
   CreateEventFreshness1795829128029,
   CreateEventDemand1795829129359,
+  CreateFairClaimIndexes1795829213016,
+  AddWebhookEndpointManualSends1795829214358,
+  CreateEndpointDisabledTrigger1795831000000,
   CreateSyncPassesRunningIndex1795831409600,
 ];

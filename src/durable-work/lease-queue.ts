@@ -1,7 +1,15 @@
 import type { Logger } from '@nestjs/common';
 import type { DataSource } from 'typeorm';
 import type { DurableWorkMetrics } from './durable-work.metrics';
-import { claimDueSql, claimOneSql, oldestDueAgeSql, type LeasedTable } from './lease.sql';
+import {
+  claimDueSql,
+  claimFairSql,
+  claimOneSql,
+  fairRoomSql,
+  oldestDueAgeSql,
+  type FairShare,
+  type LeasedTable,
+} from './lease.sql';
 
 /** A row as PostgreSQL returned it (the owning repository maps it). */
 export type LeasedRow = Record<string, unknown>;
@@ -17,6 +25,16 @@ export interface QueueSpec {
   wakeFilter?: string;
   /** Extra SET fragments of a claim of due rows (the row as `t`), e.g. counting the try it starts. */
   claimSet?: string;
+  /**
+   * Claims shared fairly between groups (an order's client, a delivery's endpoint and its client), each capped in
+   * what it holds leased at once; a wake-up claims only within the same caps (lease.sql.ts claimFairSql).
+   */
+  fair?: FairShare;
+  /**
+   * False: wake-ups are not held to the fair share (an order woken by its own final transaction continues a drive
+   * the client already had; the cap's count would cost the single-order path a query). Default true.
+   */
+  fairWake?: boolean;
 }
 
 /**
@@ -38,24 +56,24 @@ export class LeaseQueue {
   /** Claims up to `limit` due rows for `leaseMs` (SKIP LOCKED, a new token each). */
   async claimDue(limit: number, leaseMs: number, params: unknown[] = []): Promise<LeasedRow[]> {
     if (limit <= 0) return [];
-    const rows = await this.query(claimDueSql(this.spec.table, this.spec.dueFilter, this.spec.claimSet), [
-      this.owner,
-      leaseMs,
-      limit,
-      ...params,
-    ]);
+    const { table, dueFilter, claimSet, fair } = this.spec;
+    const sql = fair
+      ? claimFairSql(table, fair, dueFilter, claimSet)
+      : claimDueSql(table, dueFilter, claimSet);
+    const rows = await this.query(sql, [this.owner, leaseMs, limit, ...params]);
     this.claimed(rows);
     return rows;
   }
 
-  /** Claims row `id` now if free or expired (and `wakeFilter` holds); `set` adds SET fragments of the claim. */
+  /**
+   * Claims row `id` now if free or expired (and `wakeFilter` holds; under a fair share, only while its group and
+   * owner have room); `set` adds SET fragments of the claim.
+   */
   async claimOne(id: string, leaseMs: number, params: unknown[] = [], set = ''): Promise<LeasedRow | null> {
-    const rows = await this.query(claimOneSql(this.spec.table, this.spec.wakeFilter, set), [
-      this.owner,
-      leaseMs,
-      id,
-      ...params,
-    ]);
+    const { table, wakeFilter = 'true', dueFilter, fair, fairWake = true } = this.spec;
+    const filter =
+      fair && fairWake ? `(${wakeFilter}) AND ${fairRoomSql(table, fair, dueFilter)}` : wakeFilter;
+    const rows = await this.query(claimOneSql(table, filter, set), [this.owner, leaseMs, id, ...params]);
     this.claimed(rows);
     return rows[0] ?? null;
   }

@@ -85,12 +85,106 @@ export function claimDueSql(table: LeasedTable, filter = 'true', set = ''): stri
 }
 
 /**
+ * Fairness of a queue's claims (docs/durable-work.md, "Fair claims"): rows belong to a group (a column of the
+ * table: an order's client, a delivery's endpoint), and a group holds at most `cap` rows leased at once, counted on
+ * the database across replicas. Groups may nest in owners (a delivery's endpoint belongs to a client): an owner
+ * holds at most `ownerCap` rows leased at once over all its groups.
+ */
+export interface FairShare {
+  /** The table's column naming a row's group (uuid, not null); an index on (group, next_attempt_at) WHERE filter. */
+  group: string;
+  /** Rows one group may hold leased at once (all replicas). */
+  cap: number;
+  /** SQL of the owner of group value `g` (an expression over `g`), when groups nest; none: groups are owners. */
+  ownerOf?: (g: string) => string;
+  /** Rows one owner may hold leased at once over all its groups (all replicas). */
+  ownerCap?: number;
+}
+
+function capOf(n: number, what: string): number {
+  if (!Number.isInteger(n) || n < 1) throw new Error(`${what} must be a positive integer (got ${n})`);
+  return n;
+}
+
+/** Rows of `table` leased now (a partial index on (group) WHERE lease_owner IS NOT NULL keeps this small). */
+function heldSql(table: LeasedTable, group: string, filter: string): string {
+  return `SELECT ${group} AS g, count(*)::int AS n FROM ${table}
+      WHERE lease_owner IS NOT NULL AND lease_until >= clock_timestamp() AND (${filter}) GROUP BY ${group}`;
+}
+
+/**
+ * claimDueSql shared fairly between groups: the groups with open rows are found by a loose index scan (one probe
+ * per group, not per row), each offers its oldest due rows up to its room under `cap` (one index range each), and
+ * the claim takes them round-robin: every group's first row before any group's second, oldest first within a
+ * round. A few more candidates than `$3` are offered (4 × $3 + 16) and the limit applies after SKIP LOCKED, so
+ * replicas claiming at once take disjoint rows instead of colliding on the same few. So a group with 10,000 due rows does not delay another group's first; an owner past `ownerCap` and a
+ * group past `cap` are offered nothing. Same parameters and columns as claimDueSql.
+ */
+export function claimFairSql(table: LeasedTable, fair: FairShare, filter = 'true', set = ''): string {
+  const g = fair.group;
+  const cap = capOf(fair.cap, `${table} fair share cap`);
+  const ownerCap = fair.ownerOf ? capOf(fair.ownerCap ?? cap, `${table} fair share owner cap`) : null;
+  const owner = fair.ownerOf ?? ((x: string) => x);
+  return `WITH RECURSIVE groups AS (
+      (SELECT ${g} AS g FROM ${table} WHERE (${filter}) ORDER BY ${g} LIMIT 1)
+      UNION ALL
+      SELECT (SELECT ${g} FROM ${table} WHERE (${filter}) AND ${g} > groups.g ORDER BY ${g} LIMIT 1)
+      FROM groups WHERE groups.g IS NOT NULL),
+    held AS (${heldSql(table, g, filter)}),
+    offered AS (
+      SELECT c.cid, c.cat, c.crank, ${owner('groups.g')} AS cowner
+      FROM groups CROSS JOIN LATERAL (
+        SELECT o.id AS cid, o.next_attempt_at AS cat, row_number() OVER (ORDER BY o.next_attempt_at) AS crank
+        FROM (SELECT id, next_attempt_at FROM ${table}
+              WHERE ${g} = groups.g AND next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})
+              ORDER BY next_attempt_at
+              LIMIT GREATEST(0, ${cap} - COALESCE((SELECT n FROM held WHERE held.g = groups.g), 0))) o) c
+      WHERE groups.g IS NOT NULL),
+    ranked AS (
+      SELECT cid, cat, crank${
+        ownerCap === null
+          ? ''
+          : `,
+        row_number() OVER (PARTITION BY cowner ORDER BY crank, cat)
+          + COALESCE((SELECT sum(h.n) FROM held h WHERE ${owner('h.g')} = offered.cowner), 0) AS cowner_held`
+      }
+      FROM offered),
+    picked AS (
+      SELECT ARRAY(SELECT cid FROM ranked${ownerCap === null ? '' : ` WHERE cowner_held <= ${ownerCap}`}
+        ORDER BY crank, cat LIMIT 4 * $3 + 16) AS ids),
+    due AS (
+      SELECT id, lease_owner AS expired_owner FROM ${table}
+      WHERE id = ANY ((SELECT ids FROM picked)::uuid[])
+        AND next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})
+      ORDER BY array_position((SELECT ids FROM picked)::uuid[], id) LIMIT $3
+      FOR UPDATE SKIP LOCKED)
+    UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
+    FROM due WHERE t.id = due.id
+    RETURNING t.*, due.expired_owner AS lease_expired_owner`;
+}
+
+/**
+ * The predicate a wake-up's claim adds under a fair share (on the row as `one_t`): its group and its owner have
+ * room left under their caps, so a ping or a retry never takes more than a pass would.
+ */
+export function fairRoomSql(table: LeasedTable, fair: FairShare, filter = 'true'): string {
+  const g = fair.group;
+  const cap = capOf(fair.cap, `${table} fair share cap`);
+  const leased = `h.lease_owner IS NOT NULL AND h.lease_until >= clock_timestamp() AND (${filter})`;
+  const group = `(SELECT count(*) FROM ${table} h WHERE h.${g} = one_t.${g} AND ${leased}) < ${cap}`;
+  if (!fair.ownerOf) return group;
+  const ownerCap = capOf(fair.ownerCap ?? cap, `${table} fair share owner cap`);
+  return `${group} AND (SELECT count(*) FROM ${table} h
+      WHERE ${fair.ownerOf(`h.${g}`)} = ${fair.ownerOf(`one_t.${g}`)} AND ${leased}) < ${ownerCap}`;
+}
+
+/**
  * Claims the row `$3` now (a wake-up) when its lease is free or expired and `filter` holds; same columns as
  * claimDueSql. Parameters: $1 owner, $2 lease ms, $3 id, then the filter's. `set` adds SET fragments.
  */
 export function claimOneSql(table: LeasedTable, filter = 'true', set = ''): string {
   return `WITH one AS (
-      SELECT id, lease_owner AS expired_owner FROM ${table}
+      SELECT id, lease_owner AS expired_owner FROM ${table} one_t
       WHERE id = $3::uuid AND ${LEASE_FREE} AND (${filter})
       FOR UPDATE SKIP LOCKED)
     UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}

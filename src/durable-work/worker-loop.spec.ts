@@ -137,6 +137,29 @@ describe(WorkerLoop.name, () => {
     expect(sut.active).toBe(0);
   });
 
+  it('wake() respects the concurrency: a full loop claims nothing off the timer, and a pass then gets no room', async () => {
+    const { sut, asked, gates } = setup(2, 5);
+    let wakeClaims = 0;
+    const wakeClaim = () => {
+      wakeClaims++;
+      return Promise.resolve(9);
+    };
+    expect(sut.wake(wakeClaim)).toBe(true);
+    expect(sut.wake(wakeClaim)).toBe(true);
+    expect(sut.wake(wakeClaim)).toBe(false);
+    await new Promise((r) => setImmediate(r));
+    expect(wakeClaims).toBe(2);
+    expect(sut.active).toBe(2);
+    expect(await sut.tick()).toBe(0);
+    expect(asked).toEqual([]);
+    for (const g of gates) g.open();
+    await waitUntil(() => sut.active === 0, 1_000, 5);
+    expect(await sut.tick()).toBe(2);
+    expect(asked).toEqual([2]);
+    for (const g of gates) g.open();
+    await sut.stop();
+  });
+
   it('stop() aborts the signal of a claim in progress, so a long claim can end itself', async () => {
     let seen: AbortSignal | undefined;
     const sut = new WorkerLoop<number>(

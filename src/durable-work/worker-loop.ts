@@ -121,11 +121,14 @@ export class WorkerLoop<T> {
 
   /**
    * Claims `claim()`'s item now, off the timer (a wake-up: a ping, a manual retry), and works it as one of this
-   * loop's items; nothing once claiming stopped (the row stays due: a serving replica's pass takes it).
+   * loop's items, only when the loop has room under its concurrency (a wake-up never bypasses the worker's room);
+   * nothing once claiming stopped or while the loop is full: the row stays due and a pass takes it. Returns
+   * whether it tried.
    */
-  wake(claim: () => Promise<T | null>): void {
-    if (!this.claiming) return;
+  wake(claim: () => Promise<T | null>): boolean {
+    if (!this.claiming || this.inFlight.size >= this.spec.concurrency) return false;
     void this.track(claim().then((item) => (item === null ? undefined : this.spec.work(item))));
+    return true;
   }
 
   /**

@@ -105,9 +105,18 @@ export class DeliveryWorker {
     const error =
       outcome.kind === 'response'
         ? `HTTP ${outcome.status}${outcome.status >= 300 && outcome.status < 400 ? ' (redirects are not followed)' : ''}${outcome.excerpt ? `: ${outcome.excerpt}` : ''}`
-        : outcome.kind === 'refused'
-          ? `refused by the SSRF guard: ${outcome.reason}`
-          : outcome.reason;
+        : outcome.reason;
+    // The tenant's delivery log gets the generic reason; what our network answered stays in the server log.
+    if (outcome.kind !== 'response')
+      this.logger.warn(
+        {
+          deliveryId: delivery.id,
+          endpointId: delivery.endpointId,
+          reason: outcome.reason,
+          detail: outcome.detail,
+        },
+        'webhook send failed',
+      );
     const after = afterFailure(delivery.attempts);
     const result = await this.repo.failed(
       claim,

@@ -1,5 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
+import { WebhooksConfig } from '../config/webhooks.config';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
 import { DROP_LEASE, fenced, LEASE_FREE } from '../durable-work/lease.sql';
@@ -75,6 +76,7 @@ export class WebhookDeliveryRepository {
   constructor(
     private readonly dataSource: DataSource,
     work: DurableWorkService,
+    config: WebhooksConfig,
   ) {
     this.queue = work.queue({
       name: 'webhook_deliveries',
@@ -83,6 +85,14 @@ export class WebhookDeliveryRepository {
       wakeFilter: `status = 'pending'`,
       // Counts the try this claim starts: a sender that dies mid-send has used one.
       claimSet: `attempts = t.attempts + 1`,
+      // Fair by construction: an endpoint and a client hold at most their share of the sends in flight, and the
+      // claims go round-robin between endpoints (a dead endpoint's 10,000 due deliveries wait their turn).
+      fair: {
+        group: 'endpoint_id',
+        cap: config.WEBHOOKS_ENDPOINT_MAX_IN_FLIGHT,
+        ownerOf: (g) => `(SELECT client_id FROM webhook_endpoints WHERE id = ${g})`,
+        ownerCap: config.WEBHOOKS_CLIENT_MAX_IN_FLIGHT,
+      },
     });
   }
 
@@ -92,7 +102,10 @@ export class WebhookDeliveryRepository {
     return rows.map((r) => ({ id: r.id as string, token: String(r.lease_token) }));
   }
 
-  /** Claims delivery `id` now (a ping or a manual retry) when it is pending and free; counts the try. */
+  /**
+   * Claims delivery `id` now (a ping or a manual retry) when it is pending and free and its endpoint and client
+   * have room under their in-flight caps; counts the try. Null otherwise: the delivery is due and a pass takes it.
+   */
   async claimOne(id: string, leaseMs: number): Promise<{ id: string; token: string } | null> {
     const row = await this.queue.claimOne(id, leaseMs, [], 'attempts = t.attempts + 1');
     return row ? { id: row.id as string, token: String(row.lease_token) } : null;
@@ -258,6 +271,42 @@ export class WebhookDeliveryRepository {
     const row = await this.one(endpointId, id);
     if (!row) return null;
     return firstRow(updated) === null ? 'busy' : row;
+  }
+
+  /**
+   * Where `since` stands against the database clock: after now, or before the oldest events the outbox keeps
+   * (`retentionDays`), so that every replica judges a recover's `since` by the same clock.
+   */
+  async sinceBounds(since: Date, retentionDays: number): Promise<{ future: boolean; pruned: boolean }> {
+    const [row] = await this.dataSource.query<{ future: boolean; pruned: boolean }[]>(
+      `SELECT $1::timestamptz > clock_timestamp() AS future,
+         $1::timestamptz < clock_timestamp() - make_interval(days => $2::int) AS pruned`,
+      [since.toISOString(), retentionDays],
+    );
+    return { future: row.future, pruned: row.pruned };
+  }
+
+  /**
+   * Recover: the endpoint's failed (given-up) deliveries created at or after `since` are pending and due now, at
+   * most `max` of them, oldest first, in one statement (the log index bounds it to this endpoint's rows since
+   * then). Attempts are kept: past the schedule each gets one more try. Returns how many were re-queued.
+   */
+  async recover(endpointId: string, since: Date, max: number): Promise<number> {
+    const [row] = await this.dataSource.query<{ n: number }[]>(
+      `WITH r AS (
+         UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(),
+           updated_at = clock_timestamp()
+         WHERE id IN (
+             SELECT id FROM webhook_deliveries
+             WHERE endpoint_id = $1::uuid AND created_at >= $2::timestamptz AND status = 'failed'
+             ORDER BY created_at, id LIMIT $3)
+           -- Checked again on the row as updated: a concurrent recover re-queues (and counts) each row once.
+           AND status = 'failed' AND ${LEASE_FREE}
+         RETURNING id)
+       SELECT count(*)::int AS n FROM r`,
+      [endpointId, since.toISOString(), max],
+    );
+    return row?.n ?? 0;
   }
 
   async one(endpointId: string, id: string): Promise<DeliveryRow | null> {

@@ -131,6 +131,49 @@ export class WebhookEndpointRepository {
     return firstRow(rows) !== null;
   }
 
+  /** Disables every enabled endpoint of `clientIds` with `reason` (their keys were revoked); the ids disabled. */
+  async disableClients(clientIds: string[], reason: string): Promise<{ id: string; client_id: string }[]> {
+    const rows = await this.dataSource.query<
+      [{ id: string; client_id: string }[], number] | { id: string; client_id: string }[]
+    >(
+      `UPDATE webhook_endpoints SET enabled = false, disabled_at = clock_timestamp(), disabled_reason = $2,
+         updated_at = clock_timestamp()
+       WHERE client_id = ANY ($1::uuid[]) AND enabled RETURNING id, client_id`,
+      [clientIds, reason],
+    );
+    return Array.isArray(rows[0]) ? rows[0] : (rows as { id: string; client_id: string }[]);
+  }
+
+  /**
+   * Counts one manual send (a ping, a manual retry) in the endpoint's one-minute window (database clock, so every
+   * replica counts in the same window). Null when the endpoint is not the client's; else whether this send is within
+   * `perMinute` and the seconds until the window ends.
+   */
+  async takeManualSend(
+    clientId: string,
+    id: string,
+    perMinute: number,
+  ): Promise<{ allowed: boolean; retryAfterSeconds: number } | null> {
+    if (!isUuid(id)) return null;
+    const rows = await this.dataSource.query<
+      [{ sends: number; left_s: number }[], number] | { sends: number; left_s: number }[]
+    >(
+      `WITH w AS (
+         SELECT id, manual_window_at IS NULL OR manual_window_at <= clock_timestamp() - interval '1 minute' AS fresh
+         FROM webhook_endpoints WHERE id = $1::uuid AND client_id = $2::uuid FOR UPDATE)
+       UPDATE webhook_endpoints e SET
+         manual_window_at = CASE WHEN w.fresh THEN clock_timestamp() ELSE e.manual_window_at END,
+         manual_sends = CASE WHEN w.fresh THEN 1 ELSE LEAST(e.manual_sends + 1, 1000000) END
+       FROM w WHERE e.id = w.id
+       RETURNING e.manual_sends AS sends,
+         EXTRACT(EPOCH FROM e.manual_window_at + interval '1 minute' - clock_timestamp())::float8 AS left_s`,
+      [id, clientId],
+    );
+    const row = firstRow(rows);
+    if (!row) return null;
+    return { allowed: row.sends <= perMinute, retryAfterSeconds: Math.max(1, Math.ceil(row.left_s)) };
+  }
+
   /** The new secret signs from now; the current one keeps signing until `graceMs` from now (none when 0). */
   async rotate(clientId: string, id: string, secret: Buffer, graceMs: number): Promise<EndpointRow | null> {
     if (!isUuid(id)) return null;

@@ -18,6 +18,8 @@ import {
   CreatedWebhookEndpointResponseDto,
   CreateWebhookEndpointDto,
   PingResponseDto,
+  RecoverResponseDto,
+  RecoverWebhookEndpointDto,
   UpdateWebhookEndpointDto,
   WebhookEndpointResponseDto,
 } from './dto/webhook-endpoint.dto';
@@ -25,6 +27,8 @@ import type { DeliveryView, EndpointView } from './webhook-endpoint.mapper';
 import { WebhookEndpointsService } from './webhook-endpoints.service';
 
 const NOT_FOUND = 'NOT_FOUND: no such endpoint for this client';
+const MANUAL_LIMIT =
+  "RATE_LIMITED: this client's budget for the route's scope is spent, or the endpoint's WEBHOOKS_MANUAL_SENDS_PER_MINUTE pings and manual retries this minute (Retry-After)";
 
 /** Webhook endpoints (docs/webhooks.md): each client manages and sees only its own. */
 @ApiTags('webhooks')
@@ -114,11 +118,35 @@ export class WebhookEndpointsController {
   @ApiAcceptedResponse({ type: PingResponseDto })
   @ApiErrorResponse(404, NOT_FOUND)
   @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
   ping(
     @CurrentClient() client: ClientContext,
     @Param('id') id: string,
   ): Promise<{ event_id: string; delivery_id: string }> {
     return this.endpoints.ping(client, id);
+  }
+
+  @Post(':id/recover')
+  @HttpCode(202)
+  @ApiOperation({
+    operationId: 'recoverWebhookEndpoint',
+    summary:
+      'Send again every failed (given-up) delivery created since `since` (the endpoint must be enabled first)',
+  })
+  @ApiAcceptedResponse({ type: RecoverResponseDto })
+  @ApiErrorResponse(
+    400,
+    'VALIDATION_FAILED: since is not RFC 3339, is in the future or older than the outbox keeps',
+  )
+  @ApiErrorResponse(404, NOT_FOUND)
+  @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled (PATCH enabled=true first)')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
+  recover(
+    @CurrentClient() client: ClientContext,
+    @Param('id') id: string,
+    @Body() body: RecoverWebhookEndpointDto,
+  ): Promise<{ requeued: number }> {
+    return this.endpoints.recover(client, id, body.since);
   }
 
   @Get(':id/deliveries')
@@ -145,6 +173,7 @@ export class WebhookEndpointsController {
   @ApiAcceptedResponse({ type: WebhookDeliveryResponseDto })
   @ApiErrorResponse(404, 'NOT_FOUND: no such endpoint or delivery for this client')
   @ApiErrorResponse(409, 'CONFLICT: the endpoint is disabled, or the delivery is being sent right now')
+  @ApiErrorResponse(429, MANUAL_LIMIT)
   retry(
     @CurrentClient() client: ClientContext,
     @Param('id') id: string,

@@ -21,6 +21,9 @@ import { OPERATOR_EVENT_TYPES } from './webhook-events';
 import { newSigningSecret } from './webhook-signature';
 import { WebhooksErrors } from './webhooks.errors';
 
+/** Deliveries one recover re-queues at most (one bounded statement); call again for the rest. */
+export const RECOVER_MAX_DELIVERIES = 10_000;
+
 export interface EndpointInput {
   url: string;
   description?: string | null;
@@ -28,7 +31,10 @@ export interface EndpointInput {
   enabled?: boolean;
 }
 
-/** The endpoints API (`/v1/webhooks/endpoints`): each client sees and changes only its own endpoints. */
+/**
+ * The endpoints API (`/v1/webhooks/endpoints`): each client sees and changes only its own endpoints. A revoked key's
+ * endpoints are disabled at its revocation by RevokedKeyEndpoints (nothing more reaches them).
+ */
 @Injectable()
 export class WebhookEndpointsService {
   constructor(
@@ -111,11 +117,15 @@ export class WebhookEndpointsService {
     return { ...toEndpointView(row), secret };
   }
 
-  /** A `webhook.ping` event delivered to this endpoint only, sent at once on this replica. */
+  /**
+   * A `webhook.ping` event delivered to this endpoint only, sent at once on this replica when the worker has room
+   * (else by the next pass); rate-limited per endpoint.
+   */
   async ping(client: ClientContext, id: string): Promise<{ event_id: string; delivery_id: string }> {
     const endpoint = await this.endpoints.get(client.id, id);
     if (!endpoint) throw WebhooksErrors.endpointNotFound();
     if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    await this.manualSend(client, endpoint.id);
     const { eventId, deliveryId } = await this.outbox.ping(client.id, endpoint.id);
     this.worker.wake(deliveryId);
     return { event_id: eventId, delivery_id: deliveryId };
@@ -144,11 +154,44 @@ export class WebhookEndpointsService {
     if (!isUuid(deliveryId) || !(await this.deliveryRepo.one(endpoint.id, deliveryId)))
       throw WebhooksErrors.deliveryNotFound();
     if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    await this.manualSend(client, endpoint.id);
     const row = await this.deliveryRepo.retry(endpoint.id, deliveryId);
     if (row === null) throw WebhooksErrors.deliveryNotFound();
     if (row === 'busy') throw WebhooksErrors.deliveryBusy();
     this.worker.wake(row.id);
     return toDeliveryView(row);
+  }
+
+  /**
+   * Recover (as Svix's): every failed (given-up) delivery of this endpoint created since `since` is due again now,
+   * up to RECOVER_MAX_DELIVERIES, in one statement. The endpoint must be enabled (409 otherwise: enabling is a
+   * separate PATCH, as in Svix); `since` may be neither in the future nor older than the outbox keeps (400). One
+   * recover counts as one manual send of the endpoint (429 past WEBHOOKS_MANUAL_SENDS_PER_MINUTE).
+   */
+  async recover(client: ClientContext, endpointId: string, sinceText: string): Promise<{ requeued: number }> {
+    const since = new Date(sinceText);
+    if (Number.isNaN(since.getTime())) throw WebhooksErrors.badSince('since must be an RFC 3339 date-time');
+    const endpoint = await this.endpoints.get(client.id, endpointId);
+    if (!endpoint) throw WebhooksErrors.endpointNotFound();
+    if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();
+    const retentionDays = this.config.WEBHOOKS_RETENTION_DAYS;
+    const bounds = await this.deliveryRepo.sinceBounds(since, retentionDays);
+    if (bounds.future) throw WebhooksErrors.badSince('since must not be in the future');
+    if (bounds.pruned)
+      throw WebhooksErrors.badSince(
+        `since must be within the outbox's retention (WEBHOOKS_RETENTION_DAYS, ${retentionDays} days)`,
+      );
+    await this.manualSend(client, endpoint.id);
+    const requeued = await this.deliveryRepo.recover(endpoint.id, since, RECOVER_MAX_DELIVERIES);
+    return { requeued };
+  }
+
+  /** Pings and manual retries are rate-limited per endpoint (429 with Retry-After past the minute's share). */
+  private async manualSend(client: ClientContext, endpointId: string): Promise<void> {
+    const perMinute = this.config.WEBHOOKS_MANUAL_SENDS_PER_MINUTE;
+    const taken = await this.endpoints.takeManualSend(client.id, endpointId, perMinute);
+    if (!taken) throw WebhooksErrors.endpointNotFound();
+    if (!taken.allowed) throw WebhooksErrors.manualSendsLimited(perMinute, taken.retryAfterSeconds);
   }
 
   private checkUrl(url: string): void {

@@ -80,6 +80,19 @@ export interface SyncPassFailedData {
   error: string;
 }
 
+/**
+ * An endpoint of the client was disabled (migrations/…-CreateEndpointDisabledTrigger.ts): `reason` `automatic`
+ * (every delivery failed for WEBHOOKS_DISABLE_AFTER_HOURS), `key_revoked` or `manual` (PATCH enabled=false);
+ * `detail` is its `disabled_reason`; `url` is the origin only (no path or query: they may carry a token).
+ */
+export interface EndpointDisabledData {
+  endpoint_id: string;
+  url: string;
+  reason: 'automatic' | 'key_revoked' | 'manual';
+  detail: string | null;
+  disabled_at: string;
+}
+
 export interface PingData {
   endpoint_id: string;
 }
@@ -97,6 +110,7 @@ export interface EventDataByType {
   'sync.pass_completed': SyncPassCompletedData;
   'sync.pass_failed': SyncPassFailedData;
   'webhook.ping': PingData;
+  'endpoint.disabled': EndpointDisabledData;
 }
 
 export type EventType = keyof EventDataByType;
@@ -114,6 +128,7 @@ export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = {
   'sync.pass_completed': 1,
   'sync.pass_failed': 1,
   'webhook.ping': 1,
+  'endpoint.disabled': 1,
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[];

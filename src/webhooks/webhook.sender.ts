@@ -15,10 +15,17 @@ const USER_AGENT = 'ticket-resale-bff-webhooks/1';
 export type SendOutcome =
   /** The receiver answered (any status: only 2xx counts as delivered; 3xx is never followed). */
   | { kind: 'response'; status: number; excerpt: string; durationMs: number }
-  /** No answer: DNS, connection, TLS, timeout. */
-  | { kind: 'error'; reason: string; durationMs: number }
-  /** Not sent: the host resolves to an address the SSRF guard refuses. */
-  | { kind: 'refused'; reason: string; durationMs: number };
+  /**
+   * No answer: DNS, connection, TLS, timeout. `reason` is generic (the delivery log, which the tenant reads, never
+   * shows our resolver's or network's answers); `detail` is the error itself, for the server log only.
+   */
+  | { kind: 'error'; reason: string; detail: string; durationMs: number }
+  /** Not sent: the host resolves to an address the SSRF guard refuses (`detail`, with the address: server log only). */
+  | { kind: 'refused'; reason: string; detail: string; durationMs: number };
+
+/** What the delivery log says of a refusal by the SSRF guard (never the address the name resolved to). */
+export const REFUSED_REASON =
+  'refused by the SSRF guard: the host resolves to an address webhooks are not sent to';
 
 /** Printable text only, cut to EXCERPT_MAX_CHARS (a receiver's answer goes into the delivery log). */
 export function excerptOf(bytes: Buffer): string {
@@ -55,16 +62,21 @@ export class WebhookSender {
       const refusals = addresses.map((a) => this.policy.refusal(a.address)).filter((r) => r !== null);
       const first = addresses[0];
       if (refusals.length > 0 || first === undefined)
-        return { kind: 'refused', reason: refusals[0] ?? 'the host has no address', durationMs: elapsed() };
+        return {
+          kind: 'refused',
+          reason: first === undefined ? 'the host has no address' : REFUSED_REASON,
+          detail: refusals[0] ?? 'the host has no address',
+          durationMs: elapsed(),
+        };
       target = first;
     } catch (error) {
-      return { kind: 'error', reason: reasonOf(error, signal, this.config), durationMs: elapsed() };
+      return { kind: 'error', ...reasonOf(error, signal, this.config), durationMs: elapsed() };
     }
     try {
       const { status, excerpt } = await this.post(url, target, headers, body, signal);
       return { kind: 'response', status, excerpt, durationMs: elapsed() };
     } catch (error) {
-      return { kind: 'error', reason: reasonOf(error, signal, this.config), durationMs: elapsed() };
+      return { kind: 'error', ...reasonOf(error, signal, this.config), durationMs: elapsed() };
     }
   }
 
@@ -133,9 +145,31 @@ export class WebhookSender {
   }
 }
 
-function reasonOf(error: unknown, signal: AbortSignal, config: WebhooksConfig): string {
-  if (signal.aborted) return `no answer within ${config.WEBHOOKS_DELIVERY_TIMEOUT_MS} ms`;
+/** Generic reasons by error code: what a tenant may read of our network's answer. */
+const GENERIC_REASONS: [RegExp, string][] = [
+  [/^ECONNREFUSED$/, 'connection refused'],
+  [/^(ENOTFOUND|EAI_AGAIN|EAI_NODATA|EAI_NONAME|EAI_FAIL)$/, 'host name not resolved'],
+  [/^(ECONNRESET|EPIPE|ECONNABORTED|UND_ERR_SOCKET)$/, 'connection reset'],
+  [/^(ETIMEDOUT|ESOCKETTIMEDOUT)$/, 'connection timed out'],
+  [/^(EHOSTUNREACH|ENETUNREACH|EHOSTDOWN|ENETDOWN)$/, 'host unreachable'],
+  [/(CERT|TLS|SSL|SELF_SIGNED|UNABLE_TO_VERIFY|DEPTH_ZERO)/, 'TLS handshake failed'],
+  [/^HPE_/, 'invalid HTTP response'],
+];
+
+/**
+ * The delivery log's reason for a send that got no answer (generic: never an address, host name or our resolver's
+ * wording) and the detail for the server log.
+ */
+export function reasonOf(
+  error: unknown,
+  signal: AbortSignal,
+  config: Pick<WebhooksConfig, 'WEBHOOKS_DELIVERY_TIMEOUT_MS'>,
+): { reason: string; detail: string } {
   const code = (error as { code?: unknown }).code;
   const message = error instanceof Error ? error.message : String(error);
-  return excerptOf(Buffer.from(typeof code === 'string' ? `${code}: ${message}` : message));
+  const detail = excerptOf(Buffer.from(typeof code === 'string' ? `${code}: ${message}` : message));
+  if (signal.aborted) return { reason: `no answer within ${config.WEBHOOKS_DELIVERY_TIMEOUT_MS} ms`, detail };
+  const generic =
+    typeof code === 'string' ? GENERIC_REASONS.find(([pattern]) => pattern.test(code))?.[1] : undefined;
+  return { reason: generic ?? 'connection failed', detail };
 }

@@ -17,6 +17,16 @@ export const WebhooksErrors = {
       undefined,
       5,
     ),
+  /** 429: the endpoint's pings and manual retries of this minute are spent (WEBHOOKS_MANUAL_SENDS_PER_MINUTE). */
+  manualSendsLimited: (perMinute: number, retryAfterSeconds: number): AppError =>
+    new AppError(
+      'RATE_LIMITED',
+      `This endpoint accepts ${perMinute} pings and manual retries per minute; try again later`,
+      { limit: perMinute },
+      retryAfterSeconds,
+    ),
+  /** 400 naming `since`: a recover's start is in the future or before what the outbox keeps. */
+  badSince: (problem: string): AppError => validationFailed([{ field: 'since', problems: [problem] }]),
   badUrl: (problems: string[]): AppError => validationFailed([{ field: 'url', problems }]),
   operatorTypes: (types: string[]): AppError =>
     validationFailed([

@@ -10,6 +10,7 @@ import { NotificationsController } from './notifications.controller';
 import { NotificationsService } from './notifications.service';
 import { OutboxPruner } from './outbox.pruner';
 import { OutboxRepository } from './outbox.repository';
+import { RevokedKeyEndpoints } from './revoked-key-endpoints';
 import { SecretBox } from './secret-box';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
@@ -36,6 +37,7 @@ import { WebhooksService } from './webhooks.service';
     OutboxRepository,
     WebhookEndpointRepository,
     WebhookDeliveryRepository,
+    RevokedKeyEndpoints,
     DeliveryWorker,
     OutboxPruner,
     WebhookSender,

@@ -2,9 +2,10 @@ import { spawn } from 'node:child_process';
 import { readFile, stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import request from 'supertest';
+import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { API_KEY_PATTERN } from '../../src/auth/api-key';
-import { bearer } from '../support/auth-helpers';
+import { bearer, issueTestKey } from '../support/auth-helpers';
 import {
   isRunning,
   postmasterPid,
@@ -93,6 +94,48 @@ describe('npm run keys against DATABASE_URL (e2e)', () => {
       5000,
     );
     expect(waited).toBeLessThanOrEqual(5000);
+  });
+
+  it('revoke disables the webhook endpoints of the revoked key and of the keys it issued, as the admin API does', async () => {
+    const created = await keysCli(['create', '--name', 'cli-hooks', '--scopes', 'admin'], env);
+    expect(created.code).toBe(0);
+    const key = keyIn(created.stdout);
+    const issuer = await http().get('/v1/me').set(bearer(key)).expect(200);
+    // A key the revoked key issued (revoked with it, transitively), and a bystander that is not.
+    const child = await http()
+      .post('/v1/admin/api-clients')
+      .set(bearer(key))
+      .send({ name: 'cli-hooks-child', scopes: ['webhooks:write'] })
+      .expect(201);
+    const bystander = await issueTestKey(t.app, ['webhooks:write']);
+    const endpointOf = async (k: string): Promise<string> =>
+      (
+        await http()
+          .post('/v1/webhooks/endpoints')
+          .set(bearer(k))
+          .send({ url: 'https://127.0.0.1:9/hooks' })
+          .expect(201)
+      ).body.id as string;
+    const ids = [await endpointOf(key), await endpointOf(child.body.key as string)];
+    const other = await endpointOf(bystander.key);
+
+    const revoked = await keysCli(['revoke', issuer.body.id as string], env);
+    expect(revoked.stderr).toBe('');
+    expect(revoked.code).toBe(0);
+
+    const rows = await t.app
+      .get(DataSource)
+      .query<{ id: string; enabled: boolean; disabled_reason: string | null }[]>(
+        `SELECT id, enabled, disabled_reason FROM webhook_endpoints WHERE id = ANY ($1::uuid[]) ORDER BY id`,
+        [[...ids, other]],
+      );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    for (const id of ids)
+      expect(byId.get(id)).toMatchObject({
+        enabled: false,
+        disabled_reason: expect.stringMatching(/revoked/),
+      });
+    expect(byId.get(other)).toMatchObject({ enabled: true, disabled_reason: null });
   });
 
   it('create --user-subject/--integrator-subject issues a bound key: refused outside its subjects, listed with its binding', async () => {

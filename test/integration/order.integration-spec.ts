@@ -1,9 +1,12 @@
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CREATE_SQL, OrderRepository, type NewOrder } from '../../src/checkout/order.repository';
+import { CheckoutConfig } from '../../src/config/checkout.config';
 import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
 
+/** No fair-share cap in the way of tests about other things (fair-claims.integration-spec.ts tests the caps). */
+const uncapped = Object.assign(new CheckoutConfig(), { CHECKOUT_CLIENT_MAX_IN_FLIGHT: 10_000 });
 const LIMITS = { maxOpen: 2, maxPerEvent: 2, windowSeconds: 3600 };
 const EVENT = 7_000_001n;
 
@@ -18,7 +21,7 @@ describe(OrderRepository.name, () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 4 });
     dataSource = db.dataSource;
     clientId = await insertTestClient(dataSource, 'orders:write');
-    sut = new OrderRepository(dataSource, durableWorkFor(dataSource));
+    sut = new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped);
   });
   afterAll(() => db?.close());
 
@@ -164,7 +167,7 @@ describe(OrderRepository.name, () => {
     for (const id of ids) await expire(id);
     const claims = await Promise.all(
       Array.from({ length: 4 }, () =>
-        new OrderRepository(dataSource, durableWorkFor(dataSource)).claimDue(60_000, 5),
+        new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped).claimDue(60_000, 5),
       ),
     );
     const claimed = claims.flat().filter((o) => ids.includes(o.id));

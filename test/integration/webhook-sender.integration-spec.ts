@@ -2,7 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadWebhooksConfig } from '../../src/config/webhooks.config';
 import { AddressPolicy } from '../../src/webhooks/address.policy';
 import type { ResolvedAddress } from '../../src/webhooks/host.resolver';
-import { WebhookSender } from '../../src/webhooks/webhook.sender';
+import { REFUSED_REASON, WebhookSender } from '../../src/webhooks/webhook.sender';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
 /** A DNS that answers what the test says, per call (a rebinding server changes its answer between calls). */
@@ -80,8 +80,37 @@ describe(WebhookSender.name, () => {
 
     const outcome = await sut.send(`http://metadata.test:${receiver.port}/hooks`, headers, '{}');
 
-    expect(outcome).toMatchObject({ kind: 'refused', reason: expect.stringMatching(/0\.0\.0\.0/) as string });
+    // The delivery log (the tenant's) names no address; the server log's detail does.
+    expect(outcome).toMatchObject({
+      kind: 'refused',
+      reason: REFUSED_REASON,
+      detail: expect.stringMatching(/0\.0\.0\.0/) as string,
+    });
+    expect(outcome.kind === 'refused' && outcome.reason).not.toMatch(/0\.0\.0\.0/);
     expect(receiver.received).toHaveLength(0);
+  });
+
+  it('tells the delivery log a generic reason for a refused connection or an unknown host; the detail is apart', async () => {
+    const refused = await sender(null).send('http://127.0.0.1:9/hooks', headers, '{}');
+    expect(refused).toMatchObject({
+      kind: 'error',
+      reason: 'connection refused',
+      detail: expect.stringMatching(/ECONNREFUSED 127\.0\.0\.1:9/) as string,
+    });
+
+    const unknown = new WebhookSender(
+      {
+        resolve: () =>
+          Promise.reject(
+            Object.assign(new Error('getaddrinfo ENOTFOUND db.internal'), { code: 'ENOTFOUND' }),
+          ),
+      },
+      new AddressPolicy(false),
+      config,
+    );
+    const outcome = await unknown.send('https://db.internal/hooks', headers, '{}');
+    expect(outcome).toMatchObject({ kind: 'error', reason: 'host name not resolved' });
+    expect(JSON.stringify(outcome.kind === 'error' && outcome.reason)).not.toMatch(/internal|ENOTFOUND/);
   });
 
   it('refuses a host when any of its addresses is refused', async () => {

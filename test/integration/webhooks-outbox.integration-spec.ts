@@ -2,6 +2,7 @@ import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import { pgPool } from '../../src/database/data-source';
+import { WebhooksConfig } from '../../src/config/webhooks.config';
 import { OutboxRepository } from '../../src/webhooks/outbox.repository';
 import { SecretBox } from '../../src/webhooks/secret-box';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository';
@@ -271,6 +272,12 @@ describe(OutboxRepository.name, () => {
   });
 });
 
+/** No fair-share cap in the way of tests about other things (fair-claims.integration-spec.ts tests the caps). */
+const uncapped = Object.assign(new WebhooksConfig(), {
+  WEBHOOKS_ENDPOINT_MAX_IN_FLIGHT: 256,
+  WEBHOOKS_CLIENT_MAX_IN_FLIGHT: 1024,
+});
+
 describe(WebhookDeliveryRepository.name, () => {
   let db: TestDataSource;
   let dataSource: DataSource;
@@ -312,8 +319,8 @@ describe(WebhookDeliveryRepository.name, () => {
 
   it('two replicas claiming at once take each delivery once, under distinct tokens', async () => {
     await appendMany(40);
-    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
-    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
+    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
 
     const claims = (await Promise.all([a, b, a, b].map((sut) => sut.claimDue(15, 60_000)))).flat();
 
@@ -325,8 +332,8 @@ describe(WebhookDeliveryRepository.name, () => {
 
   it("a sender whose lease ran out is fenced off: the new holder's record stands, the stale one changes nothing", async () => {
     await appendMany(1);
-    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
-    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource));
+    const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
+    const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
     const [stale] = await a.claimDue(1, 200);
     if (!stale) throw new Error('nothing claimed');
     expect(await b.claimDue(1, 60_000)).toEqual([]);

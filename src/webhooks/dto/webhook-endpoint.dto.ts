@@ -4,7 +4,9 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsNotEmpty,
   IsOptional,
+  IsRFC3339,
   IsString,
   MaxLength,
   MinLength,
@@ -150,4 +152,28 @@ export class PingResponseDto {
     example: '7a1b2c3d-4e5f-4061-8a7b-9c0d1e2f3a4b',
   })
   delivery_id: string;
+}
+
+/** `POST /v1/webhooks/endpoints/{id}/recover`. */
+export class RecoverWebhookEndpointDto {
+  @ApiProperty({
+    format: 'date-time',
+    example: '2027-01-01T12:00:00Z',
+    description:
+      'RFC 3339. Every failed (given-up) delivery created at or after it is sent again. Not in the future, not ' +
+      'older than the outbox keeps (WEBHOOKS_RETENTION_DAYS).',
+  })
+  @IsString()
+  @IsNotEmpty()
+  @IsRFC3339()
+  since: string;
+}
+
+export class RecoverResponseDto {
+  @ApiProperty({
+    example: 3,
+    description:
+      'Deliveries re-queued (at most 10,000 per call: call again with the same since for the rest)',
+  })
+  requeued: number;
 }
