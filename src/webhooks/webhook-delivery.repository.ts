@@ -277,11 +277,11 @@ export class WebhookDeliveryRepository {
    * Where `since` stands against the database clock: after now, or before the oldest events the outbox keeps
    * (`retentionDays`), so that every replica judges a recover's `since` by the same clock.
    */
-  async sinceBounds(since: Date, retentionDays: number): Promise<{ future: boolean; pruned: boolean }> {
+  async sinceBounds(since: string, retentionDays: number): Promise<{ future: boolean; pruned: boolean }> {
     const [row] = await this.dataSource.query<{ future: boolean; pruned: boolean }[]>(
       `SELECT $1::timestamptz > clock_timestamp() AS future,
          $1::timestamptz < clock_timestamp() - make_interval(days => $2::int) AS pruned`,
-      [since.toISOString(), retentionDays],
+      [since, retentionDays],
     );
     return { future: row.future, pruned: row.pruned };
   }
@@ -289,9 +289,10 @@ export class WebhookDeliveryRepository {
   /**
    * Recover: the endpoint's failed (given-up) deliveries created at or after `since` are pending and due now, at
    * most `max` of them, oldest first, in one statement (the log index bounds it to this endpoint's rows since
-   * then). Attempts are kept: past the schedule each gets one more try. Returns how many were re-queued.
+   * then). Attempts are kept: past the schedule each gets one more try. Returns how many were re-queued. `since`
+   * is RFC 3339 text, read by PostgreSQL to the microsecond (a JS Date would round it to the millisecond).
    */
-  async recover(endpointId: string, since: Date, max: number): Promise<number> {
+  async recover(endpointId: string, since: string, max: number): Promise<number> {
     const [row] = await this.dataSource.query<{ n: number }[]>(
       `WITH r AS (
          UPDATE webhook_deliveries SET status = 'pending', next_attempt_at = clock_timestamp(),
@@ -304,7 +305,7 @@ export class WebhookDeliveryRepository {
            AND status = 'failed' AND ${LEASE_FREE}
          RETURNING id)
        SELECT count(*)::int AS n FROM r`,
-      [endpointId, since.toISOString(), max],
+      [endpointId, since, max],
     );
     return row?.n ?? 0;
   }

@@ -5,6 +5,7 @@ import { KeysetCursorCodec } from '../common/keyset-cursor';
 import { keysetPage } from '../common/keyset-page';
 import { WebhooksConfig } from '../config/webhooks.config';
 import { AddressPolicy } from './address.policy';
+import { dateTimeExists } from './date-time';
 import { DeliveryWorker } from './delivery.worker';
 import { endpointUrlProblems } from './endpoint-url';
 import { OutboxRepository } from './outbox.repository';
@@ -169,8 +170,8 @@ export class WebhookEndpointsService {
    * recover counts as one manual send of the endpoint (429 past WEBHOOKS_MANUAL_SENDS_PER_MINUTE).
    */
   async recover(client: ClientContext, endpointId: string, sinceText: string): Promise<{ requeued: number }> {
-    const since = new Date(sinceText);
-    if (Number.isNaN(since.getTime())) throw WebhooksErrors.badSince('since must be an RFC 3339 date-time');
+    if (!dateTimeExists(sinceText)) throw WebhooksErrors.badSince('since must be an RFC 3339 date-time');
+    const since = sinceText.toUpperCase();
     const endpoint = await this.endpoints.get(client.id, endpointId);
     if (!endpoint) throw WebhooksErrors.endpointNotFound();
     if (!endpoint.enabled) throw WebhooksErrors.endpointDisabled();

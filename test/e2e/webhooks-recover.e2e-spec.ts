@@ -133,6 +133,8 @@ describe('Webhook endpoint recover (e2e)', () => {
     [{ since: 'yesterday' }, 'not a date-time'],
     [{ since: '2027-01-01' }, 'a date without a time'],
     [{ since: 12 }, 'a number'],
+    [{ since: '2026-02-30T00:00:00Z' }, 'a day that does not exist'],
+    [{ since: '2026-06-30T23:59:60Z' }, 'a leap second'],
     [{ since: new Date(Date.now() + 3_600_000).toISOString() }, 'in the future'],
     [{ since: new Date(Date.now() - 31 * 86_400_000).toISOString() }, 'older than the retention (30 days)'],
   ])('refuses since %j (%s) with a 400 naming since', async (body, _why) => {
