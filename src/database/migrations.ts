@@ -31,6 +31,7 @@ import { CreateWebhookDeliveriesFailedIndex1795756749194 } from '../../migration
 import { CreateFairClaimIndexes1795829213016 } from '../../migrations/1795829213016-CreateFairClaimIndexes';
 import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointManualSends';
 import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/1795831000000-CreateEndpointDisabledTrigger';
+import { AddWebhookEndpointRateLimit1795832000000 } from '../../migrations/1795832000000-AddWebhookEndpointRateLimit';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -70,4 +71,5 @@ export const MIGRATIONS = [
   CreateFairClaimIndexes1795829213016,
   AddWebhookEndpointManualSends1795829214358,
   CreateEndpointDisabledTrigger1795831000000,
+  AddWebhookEndpointRateLimit1795832000000,
 ];
