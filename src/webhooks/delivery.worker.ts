@@ -81,9 +81,13 @@ export class DeliveryWorker {
         this.finished('abandoned', 0, line);
       return;
     }
-    if (delivery.endpoint.rateLimited && !delivery.holdsSlot) {
-      // rate_limit: one slot per send, reserved on the endpoint row (database clock, shared by every replica).
-      const reserved = await this.endpoints.reserveSendSlot(delivery.endpointId);
+    if (delivery.endpoint.rateLimited) {
+      // rate_limit: one slot per send, reserved on the endpoint row (database clock, shared by every replica); a
+      // delivery woken before the slot it holds (a manual retry) waits for it again without reserving another.
+      const reserved =
+        delivery.heldSlot === null
+          ? await this.endpoints.reserveSendSlot(delivery.endpointId)
+          : { slot: delivery.heldSlot, later: delivery.slotLater };
       if (reserved?.later) {
         if (!(await this.repo.postponed(claim, reserved.slot))) this.fencedOff(claim);
         return;

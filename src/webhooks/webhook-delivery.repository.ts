@@ -34,8 +34,12 @@ export interface SendableDelivery {
   token: string;
   attempts: number;
   endpointId: string;
-  /** It was given back to wait for a send slot it reserved (rate_limit): sent without reserving another. */
-  holdsSlot: boolean;
+  /**
+   * The send slot it reserved and was given back to wait for (rate_limit; microseconds, as text), else null: it is
+   * sent without reserving another, once the slot has come (`slotLater` false).
+   */
+  heldSlot: string | null;
+  slotLater: boolean;
   /** Null when the endpoint was deleted meanwhile. */
   endpoint: {
     url: string;
@@ -125,7 +129,8 @@ export class WebhookDeliveryRepository {
         url: string | null;
         enabled: boolean | null;
         rate_limited: boolean | null;
-        holds_slot: boolean;
+        held_slot: string | null;
+        slot_later: boolean | null;
         secret: Buffer | null;
         previous_secret: Buffer | null;
         event_id: string;
@@ -136,7 +141,7 @@ export class WebhookDeliveryRepository {
       }[]
     >(
       `SELECT d.id, d.attempts, d.endpoint_id, e.url, e.enabled, e.rate_limit IS NOT NULL AS rate_limited,
-         d.send_slot_at IS NOT NULL AS holds_slot, e.secret,
+         d.send_slot_at::text AS held_slot, d.send_slot_at > clock_timestamp() AS slot_later, e.secret,
          CASE WHEN e.previous_secret_until > clock_timestamp() THEN e.previous_secret END AS previous_secret,
          ev.id AS event_id, ev.type, ev.version, ev.occurred_at, ev.payload
        FROM webhook_deliveries d
@@ -151,7 +156,8 @@ export class WebhookDeliveryRepository {
       token: claim.token,
       attempts: row.attempts,
       endpointId: row.endpoint_id,
-      holdsSlot: row.holds_slot,
+      heldSlot: row.held_slot,
+      slotLater: row.slot_later === true,
       endpoint:
         row.url === null || row.secret === null
           ? null
