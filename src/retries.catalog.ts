@@ -473,6 +473,13 @@ export function retriesCatalog(config: RetriesConfig = defaultRetriesConfig()): 
       bounds: 'progress log lines of a running pass',
       where: `${CFG}sync.config.ts → catalog-sync/sync-pass.runner.ts`,
     }),
+    sy('SYNC_HOT_MIN_INTERVAL_MS', {
+      unit: 'ms',
+      bounds:
+        'shortest time between two walks of one hot event when the budget has room (SYNC_HOT_TARGET_MS is the ' +
+        'ceiling, this the floor); the hot-walk timer ticks at least every half of it',
+      where: `${CFG}sync.config.ts → catalog-sync/hot-walk.scheduler.ts`,
+    }),
     sy('MIRROR_ACCURACY_SAMPLE_INTERVAL_MS', {
       unit: 'ms',
       bounds:

@@ -1622,6 +1622,11 @@ export interface components {
       )[];
       /** @default true */
       enabled?: boolean;
+      /**
+       * @description Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap.
+       * @example 10
+       */
+      rate_limit?: number | null;
     };
     CreatedWebhookEndpointResponseDto: {
       /**
@@ -1647,6 +1652,11 @@ export interface components {
       operator_events: boolean;
       /** @example true */
       enabled: boolean;
+      /**
+       * @description Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap.
+       * @example 10
+       */
+      rate_limit: number | null;
       /**
        * @description Why it is disabled (by its owner, or failing too long)
        * @example null
@@ -1710,6 +1720,11 @@ export interface components {
       /** @example true */
       enabled: boolean;
       /**
+       * @description Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap.
+       * @example 10
+       */
+      rate_limit: number | null;
+      /**
        * @description Why it is disabled (by its owner, or failing too long)
        * @example null
        */
@@ -1762,6 +1777,11 @@ export interface components {
         | 'endpoint.disabled'
       )[];
       enabled?: boolean;
+      /**
+       * @description Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap. null removes it.
+       * @example 10
+       */
+      rate_limit?: number | null;
     };
     PingResponseDto: {
       /**

@@ -35,6 +35,7 @@ import { CreateFairClaimIndexes1795829213016 } from '../../migrations/1795829213
 import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/1795829214358-AddWebhookEndpointManualSends';
 import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/1795831000000-CreateEndpointDisabledTrigger';
 import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
+import { AddWebhookEndpointRateLimit1795832000000 } from '../../migrations/1795832000000-AddWebhookEndpointRateLimit';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -78,4 +79,5 @@ export const MIGRATIONS = [
   AddWebhookEndpointManualSends1795829214358,
   CreateEndpointDisabledTrigger1795831000000,
   CreateSyncPassesRunningIndex1795831409600,
+  AddWebhookEndpointRateLimit1795832000000,
 ];

@@ -6,6 +6,7 @@ import { afterFailure } from './delivery.schedule';
 import { envelopeOf, toJson } from './outbox.repository';
 import { SecretBox } from './secret-box';
 import { WebhookDeliveryRepository, type SendableDelivery } from './webhook-delivery.repository';
+import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import { webhookHeaders } from './webhook-signature';
 import { WebhookSender, type SendOutcome } from './webhook.sender';
 import { WebhooksMetrics, type TryOutcome } from './webhooks.metrics';
@@ -26,6 +27,7 @@ export class DeliveryWorker {
 
   constructor(
     private readonly repo: WebhookDeliveryRepository,
+    private readonly endpoints: WebhookEndpointRepository,
     private readonly sender: WebhookSender,
     private readonly box: SecretBox,
     private readonly metrics: WebhooksMetrics,
@@ -78,6 +80,18 @@ export class DeliveryWorker {
       if (await this.repo.abandoned(claim, 'endpoint secret unreadable (key changed?): rotate the secret'))
         this.finished('abandoned', 0, line);
       return;
+    }
+    if (delivery.endpoint.rateLimited) {
+      // rate_limit: one slot per send, reserved on the endpoint row (database clock, shared by every replica); a
+      // delivery woken before the slot it holds (a manual retry) waits for it again without reserving another.
+      const reserved =
+        delivery.heldSlot === null
+          ? await this.endpoints.reserveSendSlot(delivery.endpointId)
+          : { slot: delivery.heldSlot, later: delivery.slotLater };
+      if (reserved?.later) {
+        if (!(await this.repo.postponed(claim, reserved.slot))) this.fencedOff(claim);
+        return;
+      }
     }
     const body = toJson(envelopeOf(delivery.event));
     const headers = webhookHeaders(secrets, delivery.event.id, body, Math.floor(Date.now() / 1000));

@@ -34,10 +34,18 @@ export interface SendableDelivery {
   token: string;
   attempts: number;
   endpointId: string;
+  /**
+   * The send slot it reserved and was given back to wait for (rate_limit; microseconds, as text), else null: it is
+   * sent without reserving another, once the slot has come (`slotLater` false).
+   */
+  heldSlot: string | null;
+  slotLater: boolean;
   /** Null when the endpoint was deleted meanwhile. */
   endpoint: {
     url: string;
     enabled: boolean;
+    /** It has a rate_limit: each send reserves a slot first. */
+    rateLimited: boolean;
     secret: Buffer;
     /** The rotated-out secret while its grace period runs, else null. */
     previousSecret: Buffer | null;
@@ -120,6 +128,9 @@ export class WebhookDeliveryRepository {
         endpoint_id: string;
         url: string | null;
         enabled: boolean | null;
+        rate_limited: boolean | null;
+        held_slot: string | null;
+        slot_later: boolean | null;
         secret: Buffer | null;
         previous_secret: Buffer | null;
         event_id: string;
@@ -129,7 +140,8 @@ export class WebhookDeliveryRepository {
         payload: Record<string, unknown>;
       }[]
     >(
-      `SELECT d.id, d.attempts, d.endpoint_id, e.url, e.enabled, e.secret,
+      `SELECT d.id, d.attempts, d.endpoint_id, e.url, e.enabled, e.rate_limit IS NOT NULL AS rate_limited,
+         d.send_slot_at::text AS held_slot, d.send_slot_at > clock_timestamp() AS slot_later, e.secret,
          CASE WHEN e.previous_secret_until > clock_timestamp() THEN e.previous_secret END AS previous_secret,
          ev.id AS event_id, ev.type, ev.version, ev.occurred_at, ev.payload
        FROM webhook_deliveries d
@@ -144,12 +156,15 @@ export class WebhookDeliveryRepository {
       token: claim.token,
       attempts: row.attempts,
       endpointId: row.endpoint_id,
+      heldSlot: row.held_slot,
+      slotLater: row.slot_later === true,
       endpoint:
         row.url === null || row.secret === null
           ? null
           : {
               url: row.url,
               enabled: row.enabled === true,
+              rateLimited: row.rate_limited === true,
               secret: row.secret,
               previousSecret: row.previous_secret,
             },
@@ -169,7 +184,7 @@ export class WebhookDeliveryRepository {
       `WITH d AS (
          UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(),
            last_attempt_at = clock_timestamp(), last_status_code = $3, last_error = NULL, last_duration_ms = $4,
-           next_attempt_at = NULL, updated_at = clock_timestamp(), ${DROP_LEASE}
+           next_attempt_at = NULL, send_slot_at = NULL, updated_at = clock_timestamp(), ${DROP_LEASE}
          WHERE id = $1::uuid AND ${fenced('$2')} RETURNING endpoint_id),
        e AS (
          UPDATE webhook_endpoints SET failing_since = NULL
@@ -200,7 +215,7 @@ export class WebhookDeliveryRepository {
            next_attempt_at = CASE WHEN $5::boolean THEN NULL
              ELSE clock_timestamp() + make_interval(secs => $6::float8 / 1000) END,
            last_attempt_at = clock_timestamp(), last_status_code = $3, last_error = $4, last_duration_ms = $7,
-           updated_at = clock_timestamp(), ${DROP_LEASE}
+           send_slot_at = NULL, updated_at = clock_timestamp(), ${DROP_LEASE}
          WHERE id = $1::uuid AND ${fenced('$2')} RETURNING endpoint_id),
        e AS (
          UPDATE webhook_endpoints SET failing_since = COALESCE(failing_since, clock_timestamp()),
@@ -232,10 +247,25 @@ export class WebhookDeliveryRepository {
   /** Not sent (endpoint disabled or deleted): failed with `reason`, fenced like any other finish. */
   async abandoned(claim: { id: string; token: string }, reason: string): Promise<boolean> {
     const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(
-      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, last_error = $3,
+      `UPDATE webhook_deliveries SET status = 'failed', next_attempt_at = NULL, send_slot_at = NULL, last_error = $3,
          updated_at = clock_timestamp(), ${DROP_LEASE}
        WHERE id = $1::uuid AND ${fenced('$2')} RETURNING id`,
       [claim.id, claim.token, reason],
+    );
+    this.queue.released();
+    return firstRow(rows) !== null;
+  }
+
+  /**
+   * Not sent yet: its endpoint's rate_limit gave it a later send slot. Given back due at `slot` (microseconds, as
+   * text), holding it; the claim's try is not counted and nothing is recorded as a failure. Fenced like any finish.
+   */
+  async postponed(claim: { id: string; token: string }, slot: string): Promise<boolean> {
+    const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(
+      `UPDATE webhook_deliveries SET next_attempt_at = $3::timestamptz, send_slot_at = $3::timestamptz,
+         attempts = GREATEST(attempts - 1, 0), updated_at = clock_timestamp(), ${DROP_LEASE}
+       WHERE id = $1::uuid AND ${fenced('$2')} RETURNING id`,
+      [claim.id, claim.token, slot],
     );
     this.queue.released();
     return firstRow(rows) !== null;

@@ -11,6 +11,8 @@ export interface EndpointView {
   /** Operator events (sync.*) reach this endpoint (created with an admin key). */
   operator_events: boolean;
   enabled: boolean;
+  /** Messages per second at most (null: none). */
+  rate_limit: number | null;
   /** Why it is disabled (by its owner, or after failing for WEBHOOKS_DISABLE_AFTER_HOURS). */
   disabled_reason: string | null;
   disabled_at: string | null;
@@ -49,6 +51,7 @@ export function toEndpointView(row: EndpointRow): EndpointView {
     event_types: row.event_types,
     operator_events: row.operator_events,
     enabled: row.enabled,
+    rate_limit: row.rate_limit,
     disabled_reason: row.disabled_reason,
     disabled_at: iso(row.disabled_at),
     failing_since: iso(row.failing_since),

@@ -16,6 +16,8 @@ export interface EndpointRow {
   previous_secret: Buffer | null;
   previous_secret_until: Date | null;
   failing_since: Date | null;
+  /** Messages per second at most (null: no limit but the in-flight cap). */
+  rate_limit: number | null;
   created_at: Date;
   updated_at: Date;
   /** `created_at` exactly (microseconds), for keyset positions. */
@@ -29,6 +31,8 @@ export interface NewEndpoint {
   eventTypes: string[];
   operatorEvents: boolean;
   enabled: boolean;
+  /** Messages per second at most (absent or null: none). */
+  rateLimit?: number | null;
   secret: Buffer;
 }
 
@@ -37,10 +41,12 @@ export interface EndpointPatch {
   description?: string | null;
   eventTypes?: string[];
   enabled?: boolean;
+  /** null removes the limit. */
+  rateLimit?: number | null;
 }
 
 const COLUMNS = `id, client_id, url, description, event_types, operator_events, enabled, disabled_reason, disabled_at,
-  secret, previous_secret, previous_secret_until, failing_since, created_at, updated_at, created_at::text AS created_key`;
+  secret, previous_secret, previous_secret_until, failing_since, rate_limit, created_at, updated_at, created_at::text AS created_key`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -57,8 +63,8 @@ export class WebhookEndpointRepository {
   /** Inserts unless the client has `max` endpoints already (then null). */
   async create(input: NewEndpoint, max: number): Promise<EndpointRow | null> {
     const rows = await this.dataSource.query<EndpointRow[]>(
-      `INSERT INTO webhook_endpoints (client_id, url, description, event_types, operator_events, enabled, secret)
-       SELECT $1::uuid, $2, $3, $4::text[], $5, $6, $7
+      `INSERT INTO webhook_endpoints (client_id, url, description, event_types, operator_events, enabled, secret, rate_limit)
+       SELECT $1::uuid, $2, $3, $4::text[], $5, $6, $7, $9::int
        WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $1::uuid) < $8
        RETURNING ${COLUMNS}`,
       [
@@ -70,6 +76,7 @@ export class WebhookEndpointRepository {
         input.enabled,
         input.secret,
         max,
+        input.rateLimit ?? null,
       ],
     );
     return rows[0] ?? null;
@@ -103,6 +110,7 @@ export class WebhookEndpointRepository {
          description = CASE WHEN $4::boolean THEN $5 ELSE description END,
          event_types = COALESCE($6::text[], event_types),
          enabled = COALESCE($7::boolean, enabled),
+         rate_limit = CASE WHEN $8::boolean THEN $9::int ELSE rate_limit END,
          disabled_reason = CASE WHEN $7::boolean THEN NULL WHEN $7::boolean = false AND enabled THEN 'disabled by the client' ELSE disabled_reason END,
          disabled_at = CASE WHEN $7::boolean THEN NULL WHEN $7::boolean = false AND enabled THEN clock_timestamp() ELSE disabled_at END,
          failing_since = CASE WHEN $7::boolean AND NOT enabled THEN NULL ELSE failing_since END,
@@ -117,6 +125,8 @@ export class WebhookEndpointRepository {
         patch.description ?? null,
         patch.eventTypes ?? null,
         patch.enabled ?? null,
+        patch.rateLimit !== undefined,
+        patch.rateLimit ?? null,
       ],
     );
     return firstRow(rows);
@@ -172,6 +182,27 @@ export class WebhookEndpointRepository {
     const row = firstRow(rows);
     if (!row) return null;
     return { allowed: row.sends <= perMinute, retryAfterSeconds: Math.max(1, Math.ceil(row.left_s)) };
+  }
+
+  /**
+   * Reserves the endpoint's next send slot (rate_limit per second, database clock, so every replica shares the
+   * pace): the slot is the later of now and the previous reservation's end; the row moves on by 1/rate_limit.
+   * Null when the endpoint has no rate_limit (or is gone); else the slot (microseconds, as text) and whether it is
+   * later than now (then the delivery is given back due at the slot, which it then holds; else it is sent now).
+   */
+  async reserveSendSlot(id: string): Promise<{ slot: string; later: boolean } | null> {
+    const rows = await this.dataSource.query<
+      [{ slot: string; later: boolean }[], number] | { slot: string; later: boolean }[]
+    >(
+      `UPDATE webhook_endpoints
+       SET next_send_at = GREATEST(COALESCE(next_send_at, clock_timestamp()), clock_timestamp())
+         + make_interval(secs => 1.0 / rate_limit)
+       WHERE id = $1::uuid AND rate_limit IS NOT NULL
+       RETURNING (next_send_at - make_interval(secs => 1.0 / rate_limit))::text AS slot,
+         next_send_at - make_interval(secs => 1.0 / rate_limit) > clock_timestamp() AS later`,
+      [id],
+    );
+    return firstRow(rows);
   }
 
   /** The new secret signs from now; the current one keeps signing until `graceMs` from now (none when 0). */

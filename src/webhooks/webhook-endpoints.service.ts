@@ -30,6 +30,7 @@ export interface EndpointInput {
   description?: string | null;
   event_types?: string[];
   enabled?: boolean;
+  rate_limit?: number | null;
 }
 
 /**
@@ -63,6 +64,7 @@ export class WebhookEndpointsService {
         eventTypes,
         operatorEvents: operator,
         enabled: input.enabled ?? true,
+        rateLimit: input.rate_limit ?? null,
         secret: this.box.seal(secret),
       },
       this.config.WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT,
@@ -95,6 +97,7 @@ export class WebhookEndpointsService {
           ? undefined
           : this.checkTypes(input.event_types, client.scopes.includes('admin')),
       enabled: input.enabled,
+      rateLimit: input.rate_limit,
     };
     const row = await this.endpoints.update(client.id, id, patch);
     if (!row) throw WebhooksErrors.endpointNotFound();

@@ -4,11 +4,14 @@ import {
   IsArray,
   IsBoolean,
   IsIn,
+  IsInt,
   IsNotEmpty,
   IsOptional,
   IsRFC3339,
   IsString,
+  Max,
   MaxLength,
+  Min,
   MinLength,
 } from 'class-validator';
 import { MAX_URL_LENGTH } from '../endpoint-url';
@@ -17,6 +20,9 @@ import { SUBSCRIBABLE_EVENT_TYPES } from '../webhook-events';
 const URL_DOC =
   'https:// URL the signed events are POSTed to (http:// to a loopback host outside production only). Never ' +
   'a link-local, metadata or (in production) private address, checked again at every send.';
+const RATE_LIMIT_DOC =
+  'Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait ' +
+  'for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap.';
 const TYPES_DOC = 'Event types to receive; empty or absent: every type (docs/webhooks.md lists them)';
 
 /** `POST /v1/webhooks/endpoints`. */
@@ -53,6 +59,20 @@ export class CreateWebhookEndpointDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    nullable: true,
+    example: 10,
+    description: RATE_LIMIT_DOC,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  rate_limit?: number | null;
 }
 
 /** `PATCH /v1/webhooks/endpoints/{id}`: only the fields given change; `enabled: true` clears a disabled reason. */
@@ -86,6 +106,20 @@ export class UpdateWebhookEndpointDto {
   @IsOptional()
   @IsBoolean()
   enabled?: boolean;
+
+  @ApiPropertyOptional({
+    type: 'integer',
+    minimum: 1,
+    maximum: 1000,
+    nullable: true,
+    example: 10,
+    description: `${RATE_LIMIT_DOC} null removes it.`,
+  })
+  @IsOptional()
+  @IsInt()
+  @Min(1)
+  @Max(1000)
+  rate_limit?: number | null;
 }
 
 export class WebhookEndpointResponseDto {
@@ -104,6 +138,8 @@ export class WebhookEndpointResponseDto {
   operator_events: boolean;
   @ApiProperty({ example: true })
   enabled: boolean;
+  @ApiProperty({ nullable: true, type: 'integer', example: 10, description: RATE_LIMIT_DOC })
+  rate_limit: number | null;
   @ApiProperty({
     nullable: true,
     type: String,
