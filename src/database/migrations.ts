@@ -36,6 +36,7 @@ import { AddWebhookEndpointManualSends1795829214358 } from '../../migrations/179
 import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/1795831000000-CreateEndpointDisabledTrigger';
 import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
 import { AddWebhookEndpointRateLimit1795832000000 } from '../../migrations/1795832000000-AddWebhookEndpointRateLimit';
+import { QuietHotWalkSyncEvents1795833000000 } from '../../migrations/1795833000000-QuietHotWalkSyncEvents';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -80,4 +81,5 @@ export const MIGRATIONS = [
   CreateEndpointDisabledTrigger1795831000000,
   CreateSyncPassesRunningIndex1795831409600,
   AddWebhookEndpointRateLimit1795832000000,
+  QuietHotWalkSyncEvents1795833000000,
 ];

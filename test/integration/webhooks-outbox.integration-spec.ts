@@ -113,6 +113,29 @@ describe(OutboxRepository.name, () => {
     await dataSource.query(`DELETE FROM outbox_events`);
   });
 
+  it('announces a finished full pass or event refresh, never a hot-set or fresh=true walk (no flood of sync.* events)', async () => {
+    const finish = async (resource: string, trigger: string): Promise<string[]> => {
+      const [{ id }] = await dataSource.query(
+        `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token, started_at)
+         VALUES ($1, $2, 'running', $3, 'test', 1, clock_timestamp()) RETURNING id::text AS id`,
+        [resource, resource === 'event_listings' ? '8' : null, trigger],
+      );
+      await dataSource.query(
+        `UPDATE sync_passes SET status = 'completed', finished_at = clock_timestamp() WHERE id = $1`,
+        [id],
+      );
+      const rows: { type: string }[] = await dataSource.query(
+        `SELECT type FROM outbox_events WHERE payload->'data'->>'pass_id' = $1 OR payload->>'pass_id' = $1`,
+        [id],
+      );
+      return rows.map((r) => r.type);
+    };
+    expect(await finish('listings', 'schedule')).toEqual(['sync.pass_completed']);
+    expect(await finish('event_listings', 'refresh')).toEqual(['sync.pass_completed']);
+    expect(await finish('event_listings', 'hot')).toEqual([]);
+    expect(await finish('event_listings', 'fresh')).toEqual([]);
+  });
+
   it('appends in the caller’s transaction: a rollback leaves neither the events nor their deliveries', async () => {
     await endpoint(clientA);
     let ids: string[] = [];
