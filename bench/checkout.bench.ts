@@ -8,6 +8,7 @@ import { ProcessGroup, sleep } from './chaos/processes';
 import { SANDBOX_API_KEY, SandboxProcess } from './chaos/sandbox-process';
 import { replicaEnv } from './chaos/service-env';
 import { ServiceReplica } from './chaos/service-replica';
+import { printPgStats } from './pg-stats';
 import type { BenchReport } from './report';
 
 const EVENT_ID = 9_100_000n;
@@ -162,6 +163,11 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
           ...(process.env.BENCH_CHECKOUT_CPU_PROF
             ? { BENCH_CPU_PROF_DIR: process.env.BENCH_CHECKOUT_CPU_PROF }
             : {}),
+          // BENCH_CHECKOUT_OTLP=<url>: the replica traced (every span) to that OTLP/HTTP receiver, to see where an
+          // order's time goes (tracing costs time itself: never for the figure).
+          ...(process.env.BENCH_CHECKOUT_OTLP
+            ? { OTEL_EXPORTER_OTLP_ENDPOINT: process.env.BENCH_CHECKOUT_OTLP, OTEL_BSP_SCHEDULE_DELAY: '500' }
+            : {}),
         },
       }),
     );
@@ -294,6 +300,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       headOverhead.push(headService[headService.length - 1] - d.firstAnswer);
     }
     const p50 = percentile(overhead, 50);
+    await printPgStats(db);
     // Where the service's time goes: median time from each committed step to the next (order_steps audit).
     const steps = await db.query<{ step: string; n: string; p50: string }>(
       `SELECT step, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50 FROM (

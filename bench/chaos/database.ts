@@ -30,6 +30,10 @@ const SETTINGS = {
   synchronous_commit: 'on',
   full_page_writes: 'off',
   max_connections: '200',
+  // BENCH_PG_STATS=1: statement statistics of the run (bench/pg-stats.ts prints where the database time went).
+  ...(process.env.BENCH_PG_STATS === '1'
+    ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
+    : {}),
 };
 
 export async function withClient<T>(url: string, fn: (client: Client) => Promise<T>): Promise<T> {
