@@ -36,11 +36,50 @@ describe(ApiKeyAuthenticator.name, () => {
     const { sut, clients, setAnswer } = setup('2000');
     expect((await sut.authenticate('k')).ok).toBe(true);
     setAnswer({ ok: false, reason: 'revoked' });
-    vi.advanceTimersByTime(1999);
+    vi.advanceTimersByTime(999);
     expect((await sut.authenticate('k')).ok).toBe(true);
-    vi.advanceTimersByTime(2);
+    vi.advanceTimersByTime(1002);
     expect(await sut.authenticate('k')).toEqual({ ok: false, reason: 'revoked' });
     expect(clients.verify).toHaveBeenCalledTimes(2);
+  });
+
+  it('a hit in the second half of the TTL answers from the cache and renews the entry in the background', async () => {
+    const { sut, clients } = setup('2000');
+    await sut.authenticate('k');
+    vi.advanceTimersByTime(1500);
+    // Two hits while the refresh is out: one background verification.
+    await Promise.all([sut.authenticate('k'), sut.authenticate('k')]);
+    expect(clients.verify).toHaveBeenCalledTimes(2);
+    await new Promise((resolve) => setImmediate(resolve));
+    // Past the first entry's expiry: the renewed entry answers, no verification on the request path.
+    vi.advanceTimersByTime(900);
+    expect((await sut.authenticate('k')).ok).toBe(true);
+    expect(clients.verify).toHaveBeenCalledTimes(2);
+  });
+
+  it('a refresh that finds the key revoked drops it before its expiry', async () => {
+    const { sut, clients, setAnswer } = setup('2000');
+    await sut.authenticate('k');
+    setAnswer({ ok: false, reason: 'revoked' });
+    vi.advanceTimersByTime(1500);
+    expect((await sut.authenticate('k')).ok).toBe(true);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(await sut.authenticate('k')).toEqual({ ok: false, reason: 'revoked' });
+    expect(clients.verify).toHaveBeenCalledTimes(3);
+  });
+
+  it('a refresh that was out when the client was invalidated caches nothing', async () => {
+    const { sut, clients, setAnswer } = setup('2000');
+    await sut.authenticate('k');
+    vi.advanceTimersByTime(1500);
+    let release: (r: VerifyResult) => void = () => undefined;
+    clients.verify.mockImplementationOnce(() => new Promise<VerifyResult>((r) => (release = r)));
+    await sut.authenticate('k');
+    sut.invalidate('c1');
+    release({ ok: true, client: CLIENT });
+    await new Promise((resolve) => setImmediate(resolve));
+    setAnswer({ ok: false, reason: 'revoked' });
+    expect(await sut.authenticate('k')).toEqual({ ok: false, reason: 'revoked' });
   });
 
   it('invalidate() forgets a client at once', async () => {

@@ -89,22 +89,23 @@ export class CheckoutService implements OnModuleInit {
     const flightKey = `${clientId}\n${key}`;
     let flight = this.inFlight.get(flightKey);
     const leader = flight === undefined;
-    // The leader also starts the live revalidation read, once the insert is on the wire: a read has no effect
-    // upstream, so it need not wait for the order row (signing does). Used only when the insert creates the
-    // order; a replay or a refused limit drops it (docs/checkout.md: a replay costs one read).
+    // The leader starts the live revalidation read first, then sends the insert: a read has no effect upstream,
+    // so it need not wait for the order row (signing does), and it is the longer of the two (the upstream's page
+    // against one statement), so it leaves first — sending the insert first cost the read ~2 ms on a 2-core
+    // machine (the socket write hands the core to PostgreSQL; docs/BENCHMARKS.md session 15). Used only when the
+    // insert creates the order; a replay or a refused limit drops it (docs/checkout.md: a replay costs one read).
     let revalidation: Promise<PrefetchedRevalidation> | undefined;
     if (!flight) {
-      flight = this.createOrGet(input, () => {
-        revalidation = settle(
-          this.integrator.revalidate({
-            eventId: input.eventId,
-            ticketId: input.ticketId,
-            expectedPriceMinor: input.expectedPriceMinor,
-            buyerAddress: input.buyerAddress,
-            requestId: input.requestId,
-          }),
-        );
-      });
+      revalidation = settle(
+        this.integrator.revalidate({
+          eventId: input.eventId,
+          ticketId: input.ticketId,
+          expectedPriceMinor: input.expectedPriceMinor,
+          buyerAddress: input.buyerAddress,
+          requestId: input.requestId,
+        }),
+      );
+      flight = this.createOrGet(input);
       this.inFlight.set(flightKey, flight);
       void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => undefined);
     }
@@ -138,20 +139,14 @@ export class CheckoutService implements OnModuleInit {
   }
 
   /** One transaction: the buyer's lock, then the key lookup, the limit counts and the insert in one statement. */
-  private createOrGet(input: NewOrder, onSent: () => void): Promise<CreateResult> {
+  private createOrGet(input: NewOrder): Promise<CreateResult> {
     const c = this.config;
     crashPoint('before_commit_created');
-    return this.repo.createOrGet(
-      input,
-      this.driver.instanceId,
-      c.CHECKOUT_LEASE_MS,
-      {
-        maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
-        maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
-        windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
-      },
-      onSent,
-    );
+    return this.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
+      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+    });
   }
 
   /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */

@@ -267,7 +267,6 @@ export class OrderRepository {
     owner: string,
     leaseMs: number,
     limits: BuyerLimits,
-    onSent?: () => void,
   ): Promise<CreateResult> {
     const runner = this.dataSource.createQueryRunner();
     const client = (await runner.connect()) as PoolClient;
@@ -317,7 +316,6 @@ export class OrderRepository {
          )}`,
       );
       const sentAt = performance.now();
-      onSent?.();
       let results: { rows: Row[] }[];
       try {
         results = (await sending) as unknown as { rows: Row[] }[];
