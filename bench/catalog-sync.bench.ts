@@ -272,6 +272,8 @@ async function catalogEvents(
 ): Promise<{ none: number; subscribed: number; events: number; deliveries: number; emptyWithout: number }> {
   await skewPrices(pool);
   const none = await syncPass(pool, upstream);
+  // Skewed before the endpoints exist: the bench's own UPDATE announces nothing, only the pass's writes do.
+  await skewPrices(pool);
   const [{ id: clientId }] = (
     await pool.query<{ id: string }>(
       `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
@@ -280,10 +282,9 @@ async function catalogEvents(
   ).rows;
   await pool.query(
     `INSERT INTO webhook_endpoints (client_id, url, event_types, secret)
-     SELECT $1, 'https://hooks.example.com/' || n, $2::text[], '\x00' FROM generate_series(1, 10) n`,
+     SELECT $1, 'https://hooks.example.com/' || n, $2::text[], '\\x00' FROM generate_series(1, 10) n`,
     [clientId, CATALOG_TYPES],
   );
-  await skewPrices(pool);
   const subscribed = await syncPass(pool, upstream);
   const counts = (
     await pool.query<{ events: number; deliveries: number }>(
