@@ -20,6 +20,9 @@ interface FeedItem {
   data: Record<string, unknown>;
 }
 
+/** A list or cancel transaction that is final and whose after-final mirror refresh ran. */
+const onFinal = (x: TxBody): boolean => Boolean(x.final && x.history?.some((h) => h.type === 'on_final'));
+
 /**
  * Catalog events through the whole app and the sandbox (issue 32 items 1–2): a listing bought here is removed with
  * reason `sold`, one cancelled here `cancelled`, one that vanished upstream `gone_upstream`; they reach only the
@@ -154,7 +157,6 @@ describe('Catalog events (e2e, against the sandbox)', () => {
         expires_at: String(Math.floor(t.sandbox.admin.now() / 1000) + 3600),
       })
       .expect(202);
-    const onFinal = (x: TxBody): boolean => Boolean(x.final && x.history?.some((h) => h.type === 'on_final'));
     await waitForTx(server, seller.key, (listed.body as TxBody).custodialTransactionId, onFinal);
     const cancel = await request(server)
       .post(`/v1/listings/${ticket.eventId}/${ticket.ticketId}/cancel`)
