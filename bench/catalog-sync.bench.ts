@@ -244,6 +244,73 @@ async function loadBaseline(pool: Pool, how: 'copy' | 'unnest'): Promise<{ rows:
   }
 }
 
+/** Listings whose price a catalog-events pass changes back (issue 32: "a pass changing 10,000 listings"). */
+const CATALOG_CHANGED = 10_000;
+const CATALOG_TYPES = ['listing.listed', 'listing.price_changed', 'listing.removed'];
+
+/**
+ * Makes CATALOG_CHANGED listings differ from the upstream in price (and raw, which the merge's content check
+ * compares): the next full pass writes each back, a `listing.price_changed` per row for a subscriber.
+ */
+async function skewPrices(pool: Pool): Promise<void> {
+  await pool.query(
+    `UPDATE listings SET ask_price_minor = ask_price_minor + 1, raw = raw || '{"bench_price": true}'
+     WHERE (event_id, ticket_id) IN (SELECT event_id, ticket_id FROM listings WHERE removed_at IS NULL
+                                     ORDER BY ticket_id LIMIT ${CATALOG_CHANGED})`,
+  );
+  await pool.query('VACUUM ANALYZE listings');
+}
+
+/**
+ * Issue 32: a pass changing CATALOG_CHANGED listings with no subscriber, then with 10 endpoints (one client, each
+ * taking every catalog event: the heaviest filter), and an empty-mirror pass with the catalog triggers disabled
+ * (what the triggers cost a backfill).
+ */
+async function catalogEvents(
+  pool: Pool,
+  upstream: UpstreamClient,
+): Promise<{ none: number; subscribed: number; events: number; deliveries: number; emptyWithout: number }> {
+  await skewPrices(pool);
+  const none = await syncPass(pool, upstream);
+  // Skewed before the endpoints exist: the bench's own UPDATE announces nothing, only the pass's writes do.
+  await skewPrices(pool);
+  const [{ id: clientId }] = (
+    await pool.query<{ id: string }>(
+      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+       VALUES ('bench', 'trb_live_bench000001', sha256('bench'), ARRAY['webhooks:write']) RETURNING id`,
+    )
+  ).rows;
+  await pool.query(
+    `INSERT INTO webhook_endpoints (client_id, url, event_types, secret)
+     SELECT $1, 'https://hooks.example.com/' || n, $2::text[], '\\x00' FROM generate_series(1, 10) n`,
+    [clientId, CATALOG_TYPES],
+  );
+  const subscribed = await syncPass(pool, upstream);
+  const counts = (
+    await pool.query<{ events: number; deliveries: number }>(
+      `SELECT (SELECT count(*)::int FROM outbox_events WHERE type LIKE 'listing.%') AS events,
+              (SELECT count(*)::int FROM webhook_deliveries) AS deliveries`,
+    )
+  ).rows[0];
+  await pool.query(`DELETE FROM webhook_endpoints`);
+  await pool.query(`TRUNCATE listings`);
+  await pool.query(`ALTER TABLE listings DISABLE TRIGGER listings_catalog_inserted`);
+  await pool.query(`ALTER TABLE listings DISABLE TRIGGER listings_catalog_updated`);
+  try {
+    const without = await syncPass(pool, upstream);
+    return {
+      none: none.seconds,
+      subscribed: subscribed.seconds,
+      events: counts.events,
+      deliveries: counts.deliveries,
+      emptyWithout: without.pass.items / without.seconds,
+    };
+  } finally {
+    await pool.query(`ALTER TABLE listings ENABLE TRIGGER listings_catalog_inserted`);
+    await pool.query(`ALTER TABLE listings ENABLE TRIGGER listings_catalog_updated`);
+  }
+}
+
 /**
  * `npm run bench -- sync`: a full listings pass of N listings (default 1,000,000) from the standalone sandbox
  * (its own process) into an empty mirror, then over the full mirror with 10% of rows changed and 1% extra
@@ -300,6 +367,8 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     for await (const page of upstream.walkActiveListings({ limit: PAGE_SIZE }))
       clientItems += page.items.length;
     const clientSeconds = Number(process.hrtime.bigint() - clientStarted) / 1e9;
+    // 5. Catalog events (issue 32).
+    const catalog = await catalogEvents(pool, upstream);
 
     const rawRate = raw.items / raw.seconds;
     const clientRate = clientItems / clientSeconds;
@@ -332,6 +401,15 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ['stage ratio sandbox / bare server', (rawRate / bareRate.itemsPerSecond).toFixed(2)],
         ['stage: client walk (walkActiveListings) items/s', fmt(clientRate)],
         ['stage ratio client walk / bare walk', (clientRate / rawRate).toFixed(2)],
+        [
+          `catalog: pass changing ${fmt(CATALOG_CHANGED)} prices, no subscriber / 10 endpoints subscribed (s)`,
+          `${catalog.none.toFixed(2)} / ${catalog.subscribed.toFixed(2)} (${fmt(catalog.events)} events, ${fmt(catalog.deliveries)} deliveries)`,
+        ],
+        ['catalog: ratio subscribed / no subscriber', (catalog.subscribed / catalog.none).toFixed(2)],
+        [
+          'catalog: empty mirror items/s with the catalog triggers / without',
+          `${fmt(emptyRate)} / ${fmt(catalog.emptyWithout)} (${(emptyRate / catalog.emptyWithout).toFixed(2)})`,
+        ],
       ],
       targets: [
         {
@@ -344,6 +422,14 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         },
         { what: 'sync >= 0.6x the COPY + merge baseline (empty mirror)', ok: emptyRate / copyRate >= 0.6 },
         { what: 'peak RSS < 300 MB', ok: peakRss < 300 },
+        {
+          what: 'catalog: one listing.price_changed per changed listing, 10 deliveries each',
+          ok: catalog.events === CATALOG_CHANGED && catalog.deliveries === 10 * CATALOG_CHANGED,
+        },
+        {
+          what: 'catalog: 10 subscribed endpoints cost at most 20 % more than none',
+          ok: catalog.subscribed <= 1.2 * catalog.none,
+        },
       ],
     };
   } finally {

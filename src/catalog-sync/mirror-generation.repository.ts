@@ -2,6 +2,28 @@ import type { Sql } from './sql';
 
 export const MIRROR_GENERATION_CHANNEL = 'mirror_generation';
 
+/** A full pass's resource (the mirror table it fills). */
+export type FullPassResource = 'events' | 'listings';
+
+/**
+ * Why a full pass is a backfill (announced as one `sync.backfill_completed`, never per row): the mirror table had
+ * no active row, or the database's epoch (pg_postmaster_start_time: a restore, a failover or a restart) is not the
+ * one under which the last full pass of the resource completed.
+ */
+export type BackfillReason = 'empty_mirror' | 'epoch_changed';
+
+/** The `sync.backfill_completed` data of a pass. */
+export interface BackfillCompleted {
+  passId: string;
+  resource: FullPassResource;
+  reason: BackfillReason;
+  items: number;
+  upserted: number;
+  removed: number;
+}
+
+const EPOCH_COLUMN: Record<FullPassResource, string> = { events: 'events_epoch', listings: 'listings_epoch' };
+
 /** The only code that reads or writes `mirror_generation`. */
 export class MirrorGenerationRepository {
   constructor(private readonly sql: Sql) {}
@@ -21,5 +43,50 @@ export class MirrorGenerationRepository {
       `SELECT generation::text FROM mirror_generation`,
     );
     return BigInt(rows[0]?.generation ?? '0');
+  }
+
+  /** Whether a full pass of `resource` starting now is a backfill, and why; null when it is not. */
+  async backfillReason(db: Sql, resource: FullPassResource): Promise<BackfillReason | null> {
+    const { rows } = await db.query<{ empty: boolean; moved: boolean }>(
+      `SELECT NOT EXISTS (SELECT 1 FROM ${resource} WHERE removed_at IS NULL) AS empty,
+         coalesce((SELECT ${EPOCH_COLUMN[resource]} FROM mirror_generation), '')
+           <> pg_postmaster_start_time()::text AS moved`,
+    );
+    const row = rows[0];
+    if (row?.empty) return 'empty_mirror';
+    return row?.moved ? 'epoch_changed' : null;
+  }
+
+  /**
+   * In a backfill's transactions: the catalog triggers (migrations/…-CreateCatalogEvents.ts) announce nothing for
+   * this transaction's writes (a transaction-local setting: gone at its commit or rollback).
+   */
+  async quietCatalog(db: Sql): Promise<void> {
+    await db.query(`SELECT set_config('bff.catalog_backfill', 'on', true)`);
+  }
+
+  /**
+   * In the transaction that completes a full pass: the epoch it completed under, and, for a backfill, its one
+   * `sync.backfill_completed` (operators, and every client with a catalog subscription).
+   */
+  async fullPassCompleted(
+    db: Sql,
+    resource: FullPassResource,
+    backfill: BackfillCompleted | null,
+  ): Promise<void> {
+    await db.query(
+      `UPDATE mirror_generation SET ${EPOCH_COLUMN[resource]} = pg_postmaster_start_time()::text`,
+    );
+    if (backfill === null) return;
+    await db.query(`SELECT catalog_backfill_completed($1::jsonb)`, [
+      JSON.stringify({
+        pass_id: backfill.passId,
+        resource: backfill.resource,
+        reason: backfill.reason,
+        items: backfill.items,
+        upserted: backfill.upserted,
+        removed: backfill.removed,
+      }),
+    ]);
   }
 }

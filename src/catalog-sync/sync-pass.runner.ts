@@ -14,7 +14,7 @@ import { SyncMetrics } from './catalog-sync.metrics';
 import { EventBatch, EventRepository } from './event.repository';
 import { EventFreshnessRepository } from './event-freshness.repository';
 import { ListingBatch, ListingRepository } from './listing.repository';
-import { MirrorGenerationRepository } from './mirror-generation.repository';
+import { MirrorGenerationRepository, type BackfillReason } from './mirror-generation.repository';
 import type { Sql } from './sql';
 import { leaseName } from './sync-lease';
 import { SweepHold } from './sweep-hold';
@@ -219,6 +219,10 @@ export class SyncPassRunner {
     let outcome: Outcome;
     const isEvents = plan.resource === 'events';
     const repo = isEvents ? this.events : this.listings;
+    /** A full pass's resource (null for a per-event walk, never a backfill). */
+    const fullPass = plan.resource === 'event_listings' ? null : plan.resource;
+    /** Set when the pass starts: a backfill's writes announce no catalog event (issue 32, docs/webhooks.md). */
+    let backfill: BackfillReason | null = null;
 
     /** Pages mapped but not written yet; written together once they hold SYNC_WRITE_BATCH_ROWS rows. */
     interface Batch {
@@ -251,6 +255,7 @@ export class SyncPassRunner {
     const writeBatch = async (batch: Batch): Promise<void> => {
       const written = await inTransaction(client, async () => {
         if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+        if (backfill !== null) await this.generation.quietCatalog(client);
         const count = isEvents
           ? await this.events.writeBatch(client, batch.data as EventBatch, pass.id)
           : await this.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
@@ -317,6 +322,7 @@ export class SyncPassRunner {
     try {
       await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
       await repo.prepareSeen(client);
+      if (fullPass !== null) backfill = await this.generation.backfillReason(client, fullPass);
       const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
       const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
         ? this.upstream.walkUpcomingEvents(walkOptions)
@@ -392,6 +398,7 @@ export class SyncPassRunner {
       // The walk reached next_cursor = null: the only way a pass completes and sweeps.
       const removed = await inTransaction(client, async () => {
         if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+        if (backfill !== null) await this.generation.quietCatalog(client);
         const count = isEvents
           ? await this.events.sweep(client, pass.startedAt, pass.id, hold)
           : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId, hold);
@@ -402,6 +409,22 @@ export class SyncPassRunner {
         }
         if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
           throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+        }
+        if (fullPass !== null) {
+          await this.generation.fullPassCompleted(
+            client,
+            fullPass,
+            backfill === null
+              ? null
+              : {
+                  passId: pass.id,
+                  resource: fullPass,
+                  reason: backfill,
+                  items: totals.items,
+                  upserted: totals.upserted,
+                  removed: count,
+                },
+          );
         }
         return count;
       });

@@ -37,6 +37,8 @@ import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/179
 import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
 import { AddWebhookEndpointRateLimit1795832000000 } from '../../migrations/1795832000000-AddWebhookEndpointRateLimit';
 import { QuietHotWalkSyncEvents1795833000000 } from '../../migrations/1795833000000-QuietHotWalkSyncEvents';
+import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912-CreateCatalogEvents';
+import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -82,4 +84,6 @@ export const MIGRATIONS = [
   CreateSyncPassesRunningIndex1795831409600,
   AddWebhookEndpointRateLimit1795832000000,
   QuietHotWalkSyncEvents1795833000000,
+  CreateCatalogEvents1795841037912,
+  CreateRemovalReasonIndexes1795841037913,
 ];

@@ -8,6 +8,8 @@ export interface EndpointView {
   description: string | null;
   /** Empty: every event type of the client. */
   event_types: string[];
+  /** Catalog events of these events only (u64 decimal strings); empty: of the catalog types in event_types. */
+  event_ids: string[];
   /** Operator events (sync.*) reach this endpoint (created with an admin key). */
   operator_events: boolean;
   enabled: boolean;
@@ -49,6 +51,7 @@ export function toEndpointView(row: EndpointRow): EndpointView {
     url: row.url,
     description: row.description,
     event_types: row.event_types,
+    event_ids: row.event_ids,
     operator_events: row.operator_events,
     enabled: row.enabled,
     rate_limit: row.rate_limit,

@@ -8,6 +8,8 @@ export interface EndpointRow {
   url: string;
   description: string | null;
   event_types: string[];
+  /** u64 decimal strings (stored numeric[]). */
+  event_ids: string[];
   operator_events: boolean;
   enabled: boolean;
   disabled_reason: string | null;
@@ -29,6 +31,8 @@ export interface NewEndpoint {
   url: string;
   description: string | null;
   eventTypes: string[];
+  /** Catalog events of these events only (u64 decimal strings; absent: none). */
+  eventIds?: string[];
   operatorEvents: boolean;
   enabled: boolean;
   /** Messages per second at most (absent or null: none). */
@@ -40,12 +44,13 @@ export interface EndpointPatch {
   url?: string;
   description?: string | null;
   eventTypes?: string[];
+  eventIds?: string[];
   enabled?: boolean;
   /** null removes the limit. */
   rateLimit?: number | null;
 }
 
-const COLUMNS = `id, client_id, url, description, event_types, operator_events, enabled, disabled_reason, disabled_at,
+const COLUMNS = `id, client_id, url, description, event_types, event_ids::text[] AS event_ids, operator_events, enabled, disabled_reason, disabled_at,
   secret, previous_secret, previous_secret_until, failing_since, rate_limit, created_at, updated_at, created_at::text AS created_key`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -63,8 +68,9 @@ export class WebhookEndpointRepository {
   /** Inserts unless the client has `max` endpoints already (then null). */
   async create(input: NewEndpoint, max: number): Promise<EndpointRow | null> {
     const rows = await this.dataSource.query<EndpointRow[]>(
-      `INSERT INTO webhook_endpoints (client_id, url, description, event_types, operator_events, enabled, secret, rate_limit)
-       SELECT $1::uuid, $2, $3, $4::text[], $5, $6, $7, $9::int
+      `INSERT INTO webhook_endpoints (client_id, url, description, event_types, operator_events, enabled, secret, rate_limit,
+         event_ids)
+       SELECT $1::uuid, $2, $3, $4::text[], $5, $6, $7, $9::int, $10::numeric[]
        WHERE (SELECT count(*) FROM webhook_endpoints WHERE client_id = $1::uuid) < $8
        RETURNING ${COLUMNS}`,
       [
@@ -77,6 +83,7 @@ export class WebhookEndpointRepository {
         input.secret,
         max,
         input.rateLimit ?? null,
+        input.eventIds ?? [],
       ],
     );
     return rows[0] ?? null;
@@ -109,6 +116,7 @@ export class WebhookEndpointRepository {
          url = COALESCE($3, url),
          description = CASE WHEN $4::boolean THEN $5 ELSE description END,
          event_types = COALESCE($6::text[], event_types),
+         event_ids = COALESCE($10::numeric[], event_ids),
          enabled = COALESCE($7::boolean, enabled),
          rate_limit = CASE WHEN $8::boolean THEN $9::int ELSE rate_limit END,
          disabled_reason = CASE WHEN $7::boolean THEN NULL WHEN $7::boolean = false AND enabled THEN 'disabled by the client' ELSE disabled_reason END,
@@ -127,6 +135,7 @@ export class WebhookEndpointRepository {
         patch.enabled ?? null,
         patch.rateLimit !== undefined,
         patch.rateLimit ?? null,
+        patch.eventIds ?? null,
       ],
     );
     return firstRow(rows);

@@ -29,8 +29,15 @@ export interface EndpointInput {
   url: string;
   description?: string | null;
   event_types?: string[];
+  /** u64 decimal strings (validated by the DTO): catalog events of these events only. */
+  event_ids?: string[];
   enabled?: boolean;
   rate_limit?: number | null;
+}
+
+/** Event ids without repeats, as canonical decimal strings (the DTO checked each is a u64). */
+function uniqueIds(ids: readonly string[]): string[] {
+  return [...new Set(ids)];
 }
 
 /**
@@ -62,6 +69,7 @@ export class WebhookEndpointsService {
         url: input.url,
         description: input.description ?? null,
         eventTypes,
+        eventIds: uniqueIds(input.event_ids ?? []),
         operatorEvents: operator,
         enabled: input.enabled ?? true,
         rateLimit: input.rate_limit ?? null,
@@ -96,6 +104,7 @@ export class WebhookEndpointsService {
         input.event_types === undefined
           ? undefined
           : this.checkTypes(input.event_types, client.scopes.includes('admin')),
+      eventIds: input.event_ids === undefined ? undefined : uniqueIds(input.event_ids),
       enabled: input.enabled,
       rateLimit: input.rate_limit,
     };

@@ -93,6 +93,78 @@ export interface EndpointDisabledData {
   disabled_at: string;
 }
 
+/** Money as orders show it: exact minor units, and the amount in stablecoin units (null: decimals not known yet). */
+export interface CatalogMoney {
+  minor: Decimal;
+  amount: string | null;
+  decimals: number | null;
+}
+
+/**
+ * Catalog events (issue 32, migrations/…-CreateCatalogEvents.ts): written by statement triggers on the mirror's
+ * tables, one per change and subscribed client (an endpoint's `event_ids`, or a catalog type named in its
+ * `event_types`).
+ */
+export interface ListingListedData {
+  event_id: Decimal;
+  ticket_id: Decimal;
+  price_minor: Decimal;
+  price: CatalogMoney;
+  /** The listing's expiry as received (i64 seconds, decimal string), or null. */
+  expires_at: Decimal | null;
+}
+
+export interface ListingPriceChangedData {
+  event_id: Decimal;
+  ticket_id: Decimal;
+  previous_price_minor: Decimal;
+  price_minor: Decimal;
+  previous_price: CatalogMoney;
+  price: CatalogMoney;
+}
+
+/** `sold`: bought through this service; `cancelled`: cancelled through it; `gone_upstream`: vanished otherwise. */
+export type ListingRemovalReason = 'sold' | 'cancelled' | 'gone_upstream';
+
+export interface ListingRemovedData {
+  event_id: Decimal;
+  ticket_id: Decimal;
+  reason: ListingRemovalReason;
+  /** Its last price. */
+  price_minor: Decimal;
+  price: CatalogMoney;
+}
+
+export interface EventListedData {
+  event_id: Decimal;
+  name: string;
+  /** As received (null when the upstream had none). */
+  start_at: string | null;
+}
+
+export interface EventUpdatedData extends EventListedData {
+  previous_name: string;
+  previous_start_at: string | null;
+}
+
+export interface EventRemovedData {
+  event_id: Decimal;
+  name: string;
+}
+
+/**
+ * A full pass into an empty mirror, or the first after the database's epoch changed (a restore, a failover, a
+ * restart), announced once instead of per row: re-read the events you follow.
+ */
+export interface SyncBackfillCompletedData {
+  pass_id: string;
+  resource: 'events' | 'listings';
+  reason: 'empty_mirror' | 'epoch_changed';
+  items: number;
+  upserted: number;
+  removed: number;
+}
+
 export interface PingData {
   endpoint_id: string;
 }
@@ -111,6 +183,13 @@ export interface EventDataByType {
   'sync.pass_failed': SyncPassFailedData;
   'webhook.ping': PingData;
   'endpoint.disabled': EndpointDisabledData;
+  'listing.listed': ListingListedData;
+  'listing.price_changed': ListingPriceChangedData;
+  'listing.removed': ListingRemovedData;
+  'event.listed': EventListedData;
+  'event.updated': EventUpdatedData;
+  'event.removed': EventRemovedData;
+  'sync.backfill_completed': SyncBackfillCompletedData;
 }
 
 export type EventType = keyof EventDataByType;
@@ -129,12 +208,35 @@ export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = {
   'sync.pass_failed': 1,
   'webhook.ping': 1,
   'endpoint.disabled': 1,
+  'listing.listed': 1,
+  'listing.price_changed': 1,
+  'listing.removed': 1,
+  'event.listed': 1,
+  'event.updated': 1,
+  'event.removed': 1,
+  'sync.backfill_completed': 1,
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[];
 
 /** Operator events: no owning client (`clientId: null`); they reach admin clients' endpoints and feeds only. */
 export const OPERATOR_EVENT_TYPES: readonly EventType[] = ['sync.pass_completed', 'sync.pass_failed'];
+
+/**
+ * Catalog change types: only to clients subscribed to the event (an endpoint's `event_ids`, or the type named in
+ * the `event_types` of an endpoint without `event_ids`); never to an endpoint by default.
+ */
+export const CATALOG_EVENT_TYPES: readonly EventType[] = [
+  'listing.listed',
+  'listing.price_changed',
+  'listing.removed',
+  'event.listed',
+  'event.updated',
+  'event.removed',
+];
+
+/** Event ids one endpoint may filter on at most (the column's CHECK says the same). */
+export const MAX_EVENT_IDS = 100;
 
 /** Types an endpoint may filter on (a ping always reaches the endpoint it was sent to). */
 export const SUBSCRIBABLE_EVENT_TYPES: readonly EventType[] = EVENT_TYPES.filter((t) => t !== 'webhook.ping');
@@ -150,7 +252,11 @@ export function isEventType(value: string): value is EventType {
 export type NewEvent = {
   [T in EventType]: {
     type: T;
-    clientId: T extends 'sync.pass_completed' | 'sync.pass_failed' ? null : string;
+    clientId: T extends 'sync.pass_completed' | 'sync.pass_failed'
+      ? null
+      : T extends 'sync.backfill_completed'
+        ? string | null
+        : string;
     data: EventDataByType[T];
   };
 }[EventType];

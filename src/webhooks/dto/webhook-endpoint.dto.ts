@@ -14,8 +14,9 @@ import {
   Min,
   MinLength,
 } from 'class-validator';
+import { IsU64String } from '../../common/int64.validators';
 import { MAX_URL_LENGTH } from '../endpoint-url';
-import { SUBSCRIBABLE_EVENT_TYPES } from '../webhook-events';
+import { MAX_EVENT_IDS, SUBSCRIBABLE_EVENT_TYPES } from '../webhook-events';
 
 const URL_DOC =
   'https:// URL the signed events are POSTed to (http:// to a loopback host outside production only). Never ' +
@@ -23,7 +24,12 @@ const URL_DOC =
 const RATE_LIMIT_DOC =
   'Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait ' +
   'for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap.';
-const TYPES_DOC = 'Event types to receive; empty or absent: every type (docs/webhooks.md lists them)';
+const TYPES_DOC =
+  'Event types to receive; empty or absent: every type except the catalog events (docs/webhooks.md lists them)';
+const EVENT_IDS_DOC =
+  'Catalog events (listing.*, event.*) of these events only (u64 decimal strings, at most ' +
+  `${MAX_EVENT_IDS}). Empty or absent: catalog events only of the catalog types named in event_types, of every ` +
+  'event. Other event types are not filtered by it.';
 
 /** `POST /v1/webhooks/endpoints`. */
 export class CreateWebhookEndpointDto {
@@ -54,6 +60,18 @@ export class CreateWebhookEndpointDto {
   @ArrayMaxSize(20)
   @IsIn(SUBSCRIBABLE_EVENT_TYPES, { each: true })
   event_types?: string[];
+
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_EVENT_IDS,
+    example: ['7000001'],
+    description: EVENT_IDS_DOC,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_EVENT_IDS)
+  @IsU64String({ each: true })
+  event_ids?: string[];
 
   @ApiPropertyOptional({ default: true })
   @IsOptional()
@@ -102,6 +120,18 @@ export class UpdateWebhookEndpointDto {
   @IsIn(SUBSCRIBABLE_EVENT_TYPES, { each: true })
   event_types?: string[];
 
+  @ApiPropertyOptional({
+    type: [String],
+    maxItems: MAX_EVENT_IDS,
+    example: ['7000001'],
+    description: EVENT_IDS_DOC,
+  })
+  @IsOptional()
+  @IsArray()
+  @ArrayMaxSize(MAX_EVENT_IDS)
+  @IsU64String({ each: true })
+  event_ids?: string[];
+
   @ApiPropertyOptional()
   @IsOptional()
   @IsBoolean()
@@ -131,6 +161,8 @@ export class WebhookEndpointResponseDto {
   description: string | null;
   @ApiProperty({ type: [String], description: 'Empty: every type', example: ['order.confirmed'] })
   event_types: string[];
+  @ApiProperty({ type: [String], description: EVENT_IDS_DOC, example: ['7000001'] })
+  event_ids: string[];
   @ApiProperty({
     description: 'Operator events (sync.*) reach it: created with an admin key',
     example: false,
