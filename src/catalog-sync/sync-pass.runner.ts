@@ -9,12 +9,13 @@ import type { WalkPage } from '../upstream/upstream.types';
 import { SyncConfig } from '../config/sync.config';
 import { withSpan } from '../tracing/tracing';
 import { PassCancelledError } from './catalog-sync.errors';
-import { eventKey, listingKey, mapEvent, mapListing, mapPage, type SkipReason } from './catalog-sync.mapper';
+import { eventKey, listingKey, mapEvent, mapListing, mapPage } from './catalog-sync.mapper';
 import { SyncMetrics } from './catalog-sync.metrics';
 import { EventBatch, EventRepository } from './event.repository';
 import { EventFreshnessRepository } from './event-freshness.repository';
 import { ListingBatch, ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository, type BackfillReason } from './mirror-generation.repository';
+import { PageBatcher, type PassTotals } from './page-batcher';
 import type { Sql } from './sql';
 import { leaseName } from './sync-lease';
 import { SweepHold } from './sweep-hold';
@@ -80,19 +81,47 @@ async function inTransaction<T>(client: PoolClient, work: () => Promise<T>): Pro
   }
 }
 
-/** Adds per-reason skip counts into `into`. */
-function addSkipped(
-  into: Partial<Record<SkipReason, number>>,
-  counts: Partial<Record<SkipReason, number>>,
-): void {
-  for (const [reason, n] of Object.entries(counts) as [SkipReason, number][]) {
-    into[reason] = (into[reason] ?? 0) + n;
-  }
-}
-
 function errorText(error: unknown): string {
   const text = error instanceof Error ? `${error.name}: ${error.message}` : String(error);
   return text.slice(0, 1000);
+}
+
+/** One running pass: what its steps share. */
+interface PassRun {
+  plan: PassPlan;
+  pass: SyncPassRecord;
+  client: PoolClient;
+  lease: HeldLease;
+  context: { passId: string; resource: SyncResource; eventId: string | undefined };
+  /** Date.now() at the start (the pass's own duration, not compared across replicas). */
+  started: number;
+  isEvents: boolean;
+  /** A full pass's resource (null for a per-event walk, never a backfill). */
+  fullPass: 'events' | 'listings' | null;
+  /** Set when the pass starts: a backfill's writes announce no catalog event (issue 32, docs/webhooks.md). */
+  backfill: BackfillReason | null;
+  /** Rows the items with null identifiers could be: the sweep leaves them (sweep-hold.ts). */
+  hold: SweepHold;
+  /** Where the pass spent its time waiting for upstream pages and mapping them (writes: the batcher). */
+  stages: { waitMs: number; mapMs: number };
+}
+
+/**
+ * A failed pass's outcome: cancelled when cancelled; named after its lost lease or lost connection (whichever
+ * symptom surfaced first: the statement's own 57P01, the client's `error` event, or the walk aborted by it),
+ * else after the error. Aborts the lease if the failure did not.
+ */
+function failureOf(error: unknown, connection: HeldConnection, lease: HeldLease): Outcome {
+  const aborted: unknown = lease.signal.aborted ? lease.signal.reason : null;
+  const lost =
+    connection.lost ?? (isConnectionLost(error) ? new DatabaseConnectionLostError(error as Error) : null);
+  const reason =
+    aborted instanceof PassCancelledError || aborted instanceof LeaseLostError
+      ? aborted
+      : (lost ?? aborted ?? error);
+  const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
+  if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
+  return { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
 }
 
 /**
@@ -101,6 +130,10 @@ function errorText(error: unknown): string {
  * page of prefetch: memory is two pages at most); each page is one transaction that first checks the lease's
  * fencing token. Only a walk that reached next_cursor = null sweeps (marks unseen rows removed), in the
  * transaction that completes the pass.
+ *
+ * One piece over 300 lines on purpose: a pass's life (start → walk → complete → finish) on one held connection
+ * under one lease, each step a method of its own (the write side is page-batcher.ts); splitting the steps over
+ * files would pass the connection, the lease and the pass's state between them for no reader's gain.
  */
 @Injectable()
 export class SyncPassRunner {
@@ -196,6 +229,11 @@ export class SyncPassRunner {
     return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
   }
 
+  /**
+   * One pass on its held connection (docs/catalog-sync.md): the walk's pages go through a PageBatcher (one
+   * fenced transaction per batch), a walk that reached its end completes in one transaction with the sweep, and
+   * finishPass records the outcome whatever it was.
+   */
   private async runPass(
     plan: PassPlan,
     pass: SyncPassRecord,
@@ -203,252 +241,213 @@ export class SyncPassRunner {
     lease: HeldLease,
     clockOffsetMs: number,
   ): Promise<SyncPassRecord> {
-    const { logger, metrics, config } = this;
     const { client } = connection;
-    const started = Date.now();
-    const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
     const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
-    logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
-    const totals = { pages: 0, items: 0, upserted: 0, skipped: 0 };
-    /** Where the pass spent its time: waiting for upstream pages, mapping them, writing them. */
-    const stages = { waitMs: 0, mapMs: 0, writeMs: 0 };
-    const skippedByReason: Partial<Record<SkipReason, number>> = {};
-    /** Rows the items with null identifiers could be: the sweep leaves them (sweep-hold.ts). */
-    const hold = new SweepHold();
-    let lastLog = started;
+    this.logger.info({ ...context, trigger: plan.trigger }, 'sync pass started');
+    const run: PassRun = {
+      plan,
+      pass,
+      client,
+      lease,
+      context,
+      started: Date.now(),
+      isEvents: plan.resource === 'events',
+      fullPass: plan.resource === 'event_listings' ? null : plan.resource,
+      backfill: null,
+      hold: new SweepHold(),
+      stages: { waitMs: 0, mapMs: 0 },
+    };
+    const batcher = this.batcherFor(run);
     let outcome: Outcome;
-    const isEvents = plan.resource === 'events';
-    const repo = isEvents ? this.events : this.listings;
-    /** A full pass's resource (null for a per-event walk, never a backfill). */
-    const fullPass = plan.resource === 'event_listings' ? null : plan.resource;
-    /** Set when the pass starts: a backfill's writes announce no catalog event (issue 32, docs/webhooks.md). */
-    let backfill: BackfillReason | null = null;
-
-    /** Pages mapped but not written yet; written together once they hold SYNC_WRITE_BATCH_ROWS rows. */
-    interface Batch {
-      data: EventBatch | ListingBatch;
-      pageCount: number;
-      items: number;
-      skippedCount: number;
-      skipped: Partial<Record<SkipReason, number>>;
-      startedAt: number;
+    try {
+      await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
+      await this.repoOf(run).prepareSeen(client);
+      if (run.fullPass !== null) run.backfill = await this.generation.backfillReason(client, run.fullPass);
+      await this.walkInto(run, batcher, clockOffsetMs);
+      const removed = await this.completeWalk(run, batcher.totals);
+      outcome = { status: 'completed', removed, error: null };
+    } catch (error) {
+      outcome = failureOf(error, connection, lease);
     }
-    /** Two batches' row holders, used in turn: one filled while the other is written (buffers reused). */
-    const holders: (EventBatch | ListingBatch)[] = isEvents
-      ? [new EventBatch(), new EventBatch()]
-      : [new ListingBatch(), new ListingBatch()];
-    let turn = 0;
-    const newBatch = (): Batch => ({
-      data: (() => {
-        const holder = holders[turn++ % 2];
-        holder.reset();
-        return holder;
-      })(),
-      pageCount: 0,
-      items: 0,
-      skippedCount: 0,
-      skipped: {},
-      startedAt: Date.now(),
-    });
+    return this.finishPass(run, batcher, connection, outcome);
+  }
 
-    /** One transaction per batch: fencing check, the rows, the pass's counters, and the generation bump. */
-    const writeBatch = async (batch: Batch): Promise<void> => {
-      const written = await inTransaction(client, async () => {
-        if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
-        if (backfill !== null) await this.generation.quietCatalog(client);
-        const count = isEvents
-          ? await this.events.writeBatch(client, batch.data as EventBatch, pass.id)
-          : await this.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
-        await this.passes.addPages(client, pass.id, {
-          pages: batch.pageCount,
-          items: batch.items,
-          upserted: count,
-          skipped: batch.skippedCount,
-        });
-        if (count > 0) await this.generation.bump(client);
-        return count;
-      });
-      totals.pages += batch.pageCount;
-      totals.items += batch.items;
-      totals.upserted += written;
-      totals.skipped += batch.skippedCount;
-      metrics.pageWritten(plan.resource, batch.items, written, batch.skippedCount);
-      addSkipped(skippedByReason, batch.skipped);
-      if (batch.skippedCount > 0) {
-        logger.warn(
-          { ...context, pages: totals.pages, skipped: batch.skipped },
-          'sync skipped items without identifiers',
-        );
-      }
-      const now = Date.now();
-      if (now - lastLog >= config.SYNC_PROGRESS_LOG_MS) {
+  private repoOf(run: PassRun): EventRepository | ListingRepository {
+    return run.isEvents ? this.events : this.listings;
+  }
+
+  /** The pass's batcher: each batch one transaction (fencing check, rows, counters, generation bump). */
+  private batcherFor(run: PassRun): PageBatcher {
+    const { client, lease, pass, context, isEvents } = run;
+    let lastLog = run.started;
+    return new PageBatcher({
+      holders: isEvents ? [new EventBatch(), new EventBatch()] : [new ListingBatch(), new ListingBatch()],
+      batchRows: this.config.SYNC_WRITE_BATCH_ROWS,
+      maxDelayMs: WRITE_MAX_DELAY_MS,
+      write: (batch) =>
+        inTransaction(client, async () => {
+          if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+          if (run.backfill !== null) await this.generation.quietCatalog(client);
+          const count = isEvents
+            ? await this.events.writeBatch(client, batch.data as EventBatch, pass.id)
+            : await this.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
+          await this.passes.addPages(client, pass.id, {
+            pages: batch.pageCount,
+            items: batch.items,
+            upserted: count,
+            skipped: batch.skippedCount,
+          });
+          if (count > 0) await this.generation.bump(client);
+          return count;
+        }),
+      written: (batch, rows, totals) => {
+        this.metrics.pageWritten(run.plan.resource, batch.items, rows, batch.skippedCount);
+        if (batch.skippedCount > 0) {
+          this.logger.warn(
+            { ...context, pages: totals.pages, skipped: batch.skipped },
+            'sync skipped items without identifiers',
+          );
+        }
+        const now = Date.now();
+        if (now - lastLog < this.config.SYNC_PROGRESS_LOG_MS) return;
         lastLog = now;
-        logger.info(
+        this.logger.info(
           {
             ...context,
             pages: totals.pages,
             items: totals.items,
             upserted: totals.upserted,
-            itemsPerSecond: Math.round((totals.items * 1000) / Math.max(1, now - started)),
+            itemsPerSecond: Math.round((totals.items * 1000) / Math.max(1, now - run.started)),
           },
           'sync pass progress',
         );
-      }
-    };
+      },
+    });
+  }
 
-    let batch = newBatch();
-    /**
-     * The batch being written (at most one): the next one is mapped meanwhile. Typed by a cast: it is
-     * assigned only inside flush(), so a plain `null` initializer would leave tsc narrowing it to null.
-     */
-    let inFlight = null as Promise<void> | null;
-    /** Waits for the batch in flight (its error fails the pass here), then starts writing the current one. */
-    const flush = async (): Promise<void> => {
-      const writeWaitStarted = performance.now();
-      if (inFlight !== null) await inFlight;
-      inFlight = null;
-      stages.writeMs += performance.now() - writeWaitStarted;
-      if (batch.pageCount === 0) return;
-      const full = batch;
-      batch = newBatch();
-      inFlight = writeBatch(full);
-      inFlight.catch(() => undefined);
+  /**
+   * Walks the upstream to next_cursor = null, every page into the batcher, and waits for the last batch. A
+   * failure aborts the lease (stopping the walk's requests) and rethrows the lease's reason when it was lost or
+   * cancelled, else the error.
+   */
+  private async walkInto(run: PassRun, batcher: PageBatcher, clockOffsetMs: number): Promise<void> {
+    const { plan, lease, stages, isEvents } = run;
+    const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
+    const walkOptions = { limit: this.config.SYNC_PAGE_SIZE, signal: lease.signal };
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
+      ? this.upstream.walkUpcomingEvents(walkOptions)
+      : this.upstream.walkActiveListings({
+          ...walkOptions,
+          ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
+        });
+    // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
+    // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
+    // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
+    const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
+    const queueNext = (): void => {
+      const step = walk.next();
+      step.catch(() => undefined);
+      ahead.push({ step, observedAt: dbNow() });
     };
-    const drain = async (): Promise<void> => {
-      await flush();
-      await flush();
-    };
-
+    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
     try {
-      await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
-      await repo.prepareSeen(client);
-      if (fullPass !== null) backfill = await this.generation.backfillReason(client, fullPass);
-      const walkOptions = { limit: config.SYNC_PAGE_SIZE, signal: lease.signal };
-      const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
-        ? this.upstream.walkUpcomingEvents(walkOptions)
-        : this.upstream.walkActiveListings({
-            ...walkOptions,
-            ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
-          });
-      // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
-      // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
-      // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
-      const ahead: { step: Promise<IteratorResult<WalkPage<unknown>, void>>; observedAt: Date }[] = [];
-      const queueNext = (): void => {
-        const step = walk.next();
-        step.catch(() => undefined);
-        ahead.push({ step, observedAt: dbNow() });
-      };
-      for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
-      try {
-        for (;;) {
-          const waitStarted = performance.now();
-          let step: IteratorResult<WalkPage<unknown>, void>;
-          const head = ahead.shift();
-          if (head === undefined) throw new Error('prefetch queue empty');
-          try {
-            step = await head.step;
-          } catch (error) {
-            // The upstream failed the walk: what was read before still gets written (the pass fails and
-            // sweeps nothing either way).
-            if (!lease.signal.aborted) await drain().catch(() => undefined);
-            throw error;
-          }
-          stages.waitMs += performance.now() - waitStarted;
-          if (step.done) break;
-          const pageObservedAt = head.observedAt;
-          queueNext();
-          if (lease.signal.aborted) throw lease.signal.reason;
-          const mapStarted = performance.now();
-          const mapped = isEvents
-            ? mapPage(step.value.items as never, mapEvent, eventKey)
-            : mapPage(step.value.items as never, mapListing, listingKey);
-          const added = batch.data.add(mapped.rows as never[], pageObservedAt);
-          stages.mapMs += performance.now() - mapStarted;
-          if (!added) {
-            // A key of this page is already in the batch: write the batch first, start a new one with it.
-            await flush();
-            if (!batch.data.add(mapped.rows as never[], pageObservedAt))
-              throw new Error('page keys not unique');
-          }
-          batch.pageCount++;
-          batch.items += step.value.items.length;
-          batch.skippedCount += mapped.skippedCount;
-          if (mapped.skippedCount > 0) hold.note(step.value.items as never, isEvents);
-          addSkipped(batch.skipped, mapped.skipped);
-          // A batch is written once it is big enough, or once it has waited long enough (a slow upstream
-          // still sees its pages written within about a second).
-          if (
-            batch.data.rows >= config.SYNC_WRITE_BATCH_ROWS ||
-            Date.now() - batch.startedAt >= WRITE_MAX_DELAY_MS
-          ) {
-            await flush();
-          }
+      for (;;) {
+        const waitStarted = performance.now();
+        let step: IteratorResult<WalkPage<unknown>, void>;
+        const head = ahead.shift();
+        if (head === undefined) throw new Error('prefetch queue empty');
+        try {
+          step = await head.step;
+        } catch (error) {
+          // The upstream failed the walk: what was read before still gets written (the pass fails and
+          // sweeps nothing either way).
+          if (!lease.signal.aborted) await batcher.drain().catch(() => undefined);
+          throw error;
         }
-        await drain();
-      } catch (error) {
-        lease.abort(error instanceof Error ? error : new Error(String(error)));
-        if (inFlight !== null) await inFlight.catch(() => undefined);
-        await walk.return(undefined).catch(() => undefined);
-        throw lease.signal.reason instanceof LeaseLostError ||
-          lease.signal.reason instanceof PassCancelledError
-          ? lease.signal.reason
-          : error;
+        stages.waitMs += performance.now() - waitStarted;
+        if (step.done) break;
+        queueNext();
+        if (lease.signal.aborted) throw lease.signal.reason;
+        const mapStarted = performance.now();
+        const mapped = isEvents
+          ? mapPage(step.value.items as never, mapEvent, eventKey)
+          : mapPage(step.value.items as never, mapListing, listingKey);
+        stages.mapMs += performance.now() - mapStarted;
+        if (mapped.skippedCount > 0) run.hold.note(step.value.items as never, isEvents);
+        await batcher.add({ ...mapped, items: step.value.items.length, observedAt: head.observedAt });
       }
-      // The walk reached next_cursor = null: the only way a pass completes and sweeps.
-      const removed = await inTransaction(client, async () => {
-        if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
-        if (backfill !== null) await this.generation.quietCatalog(client);
-        const count = isEvents
-          ? await this.events.sweep(client, pass.startedAt, pass.id, hold)
-          : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId, hold);
-        if (count > 0) await this.generation.bump(client);
-        // The event's own data_as_of (per-event freshness) commits with the walk that earned it.
-        if (plan.scopeEventId !== null) {
-          await this.freshness.record(client, plan.scopeEventId, pass.startedAt, pass.id, totals.pages);
-        }
-        if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
-          throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
-        }
-        if (fullPass !== null) {
-          await this.generation.fullPassCompleted(
-            client,
-            fullPass,
-            backfill === null
-              ? null
-              : {
-                  passId: pass.id,
-                  resource: fullPass,
-                  reason: backfill,
-                  items: totals.items,
-                  upserted: totals.upserted,
-                  removed: count,
-                },
-          );
-        }
-        return count;
-      });
-      outcome = { status: 'completed', removed, error: null };
+      await batcher.drain();
     } catch (error) {
-      const aborted: unknown = lease.signal.aborted ? lease.signal.reason : null;
-      // A lost connection is named as such, whichever of its symptoms surfaced first (the statement's own
-      // 57P01, the client's `error` event, or the walk aborted by it).
-      const lost =
-        connection.lost ?? (isConnectionLost(error) ? new DatabaseConnectionLostError(error as Error) : null);
-      const reason =
-        aborted instanceof PassCancelledError || aborted instanceof LeaseLostError
-          ? aborted
-          : (lost ?? aborted ?? error);
-      const status = reason instanceof PassCancelledError ? 'cancelled' : 'failed';
-      outcome = { status, removed: 0, error: errorText(error instanceof LeaseLostError ? error : reason) };
-      if (!lease.signal.aborted) lease.abort(reason instanceof Error ? reason : new Error(String(reason)));
+      lease.abort(error instanceof Error ? error : new Error(String(error)));
+      await batcher.settle();
+      await walk.return(undefined).catch(() => undefined);
+      throw lease.signal.reason instanceof LeaseLostError || lease.signal.reason instanceof PassCancelledError
+        ? lease.signal.reason
+        : error;
     }
+  }
+
+  /**
+   * The walk reached next_cursor = null — the only way a pass completes and sweeps: one fenced transaction
+   * marks the unseen rows removed, records the event's own data_as_of (a per-event walk) or the full pass's
+   * completion (and a backfill's one announcement), and completes the pass row. Answers the rows removed.
+   */
+  private completeWalk(run: PassRun, totals: PassTotals): Promise<number> {
+    const { client, lease, pass, plan, fullPass, backfill } = run;
+    return inTransaction(client, async () => {
+      if (!(await this.leases.holds(client, lease.name, lease.fencingToken))) throw new LeaseLostError();
+      if (backfill !== null) await this.generation.quietCatalog(client);
+      const count = run.isEvents
+        ? await this.events.sweep(client, pass.startedAt, pass.id, run.hold)
+        : await this.listings.sweep(client, pass.startedAt, pass.id, plan.scopeEventId, run.hold);
+      if (count > 0) await this.generation.bump(client);
+      // The event's own data_as_of (per-event freshness) commits with the walk that earned it.
+      if (plan.scopeEventId !== null) {
+        await this.freshness.record(client, plan.scopeEventId, pass.startedAt, pass.id, totals.pages);
+      }
+      if (!(await this.passes.finish(client, pass.id, 'completed', { removed: count }))) {
+        throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+      }
+      if (fullPass !== null) {
+        await this.generation.fullPassCompleted(
+          client,
+          fullPass,
+          backfill === null
+            ? null
+            : {
+                passId: pass.id,
+                resource: fullPass,
+                reason: backfill,
+                items: totals.items,
+                upserted: totals.upserted,
+                removed: count,
+              },
+        );
+      }
+      return count;
+    });
+  }
+
+  /**
+   * Whatever the outcome: the connection goes back (destroyed after a failure), a failed or cancelled pass is
+   * recorded, the lease is released unless lost, and the pass is measured and logged. Answers the pass row.
+   */
+  private async finishPass(
+    run: PassRun,
+    batcher: PageBatcher,
+    connection: HeldConnection,
+    outcome: Outcome,
+  ): Promise<SyncPassRecord> {
+    const { client, lease, pass, plan, context } = run;
     lease.stop();
     const completed = outcome.status === 'completed';
     if (completed) {
       // A per-event walk's tables are small and are reused (emptied) by the connection's next pass: dropping
       // and re-creating them every few hundred ms per hot event is catalog churn and two round trips.
-      if (plan.scopeEventId === null) await repo.dropSeen(client).catch(() => undefined);
+      if (plan.scopeEventId === null)
+        await this.repoOf(run)
+          .dropSeen(client)
+          .catch(() => undefined);
       await client.query('RESET application_name').catch(() => undefined);
     }
     // The pass's own connection goes back (destroyed after a failure: it may be mid-statement) before any
@@ -458,15 +457,18 @@ export class SyncPassRunner {
     if (!completed) {
       await this.passes
         .finish(this.pool as Sql, pass.id, outcome.status, { error: outcome.error })
-        .catch((e: unknown) => logger.error({ ...context, err: e }, 'could not record the pass outcome'));
+        .catch((e: unknown) =>
+          this.logger.error({ ...context, err: e }, 'could not record the pass outcome'),
+        );
     }
     if (!lease.lost) {
       await this.leases
         .release(lease.name, lease.fencingToken)
-        .catch((e: unknown) => logger.warn({ ...context, err: e }, 'could not release the lease'));
+        .catch((e: unknown) => this.logger.warn({ ...context, err: e }, 'could not release the lease'));
     }
-    const seconds = (Date.now() - started) / 1000;
-    metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
+    const seconds = (Date.now() - run.started) / 1000;
+    this.metrics.passFinished(plan.resource, outcome.status, seconds, outcome.removed);
+    const { totals } = batcher;
     const summary = {
       ...context,
       status: outcome.status,
@@ -475,17 +477,17 @@ export class SyncPassRunner {
       upserted: totals.upserted,
       removed: outcome.removed,
       skipped: totals.skipped,
-      ...(totals.skipped > 0 ? { skippedByReason } : {}),
+      ...(totals.skipped > 0 ? { skippedByReason: batcher.skippedByReason } : {}),
       seconds: Math.round(seconds * 1000) / 1000,
       stageSeconds: {
-        upstreamWait: Math.round(stages.waitMs) / 1000,
-        map: Math.round(stages.mapMs) / 1000,
-        write: Math.round(stages.writeMs) / 1000,
+        upstreamWait: Math.round(run.stages.waitMs) / 1000,
+        map: Math.round(run.stages.mapMs) / 1000,
+        write: Math.round(batcher.writeMs) / 1000,
       },
       itemsPerSecond: Math.round(totals.items / Math.max(seconds, 0.001)),
     };
-    if (outcome.status === 'completed') logger.info(summary, 'sync pass completed');
-    else logger.warn({ ...summary, error: outcome.error }, `sync pass ${outcome.status}`);
+    if (completed) this.logger.info(summary, 'sync pass completed');
+    else this.logger.warn({ ...summary, error: outcome.error }, `sync pass ${outcome.status}`);
     return (await this.passes.get(pass.id)) ?? pass;
   }
 }
