@@ -39,6 +39,9 @@ export class DeliveryWorker {
       enabled: config.WEBHOOKS_WORKER_ENABLED,
       intervalMs: config.WEBHOOKS_WORKER_INTERVAL_MS,
       concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
+      // A send to a fast receiver takes milliseconds: each that ends frees its room for the next pass at once
+      // (once per WEBHOOKS_WORKER_INTERVAL_MS, a replica sent at most 16 per 500 ms: 33 events/s in the bench).
+      refill: true,
       claim: (room) => repo.claimDue(room, config.WEBHOOKS_LEASE_MS),
       work: (claim) => this.deliver(claim),
     });
