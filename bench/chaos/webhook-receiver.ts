@@ -63,7 +63,7 @@ export interface ReceiverTally {
   slowAnswers: number;
 }
 
-interface Envelope {
+export interface Envelope {
   id: string;
   type: string;
   occurred_at: string;
@@ -152,27 +152,39 @@ export class ChaosWebhookReceiver {
 
   /** The envelope when the signature verifies (and the body is an envelope), else null. */
   private verified(headers: IncomingHttpHeaders, body: string): Envelope | null {
-    if (!this.verifier) return null;
-    const h: Record<string, string> = {};
-    for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
-      const value = headers[name];
-      if (typeof value !== 'string') return null;
-      h[name] = value;
-    }
-    try {
-      const envelope = this.verifier.verify(body, h) as Partial<Envelope> | null;
-      if (
-        !envelope ||
-        envelope.id !== h['webhook-id'] ||
-        typeof envelope.type !== 'string' ||
-        typeof envelope.occurred_at !== 'string' ||
-        typeof envelope.data !== 'object' ||
-        envelope.data === null
-      )
-        return null;
-      return envelope as Envelope;
-    } catch {
+    return this.verifier ? verifiedEnvelope(this.verifier, headers, body) : null;
+  }
+}
+
+/**
+ * The envelope of a delivery when its signature verifies with `verifier` (the `standardwebhooks` package and the
+ * endpoint's secret: bad or missing signature, timestamp out of tolerance) and the body is an envelope whose `id`
+ * is the `webhook-id`; else null. Shared by the chaos receiver and the webhooks bench's receivers.
+ */
+export function verifiedEnvelope(
+  verifier: Webhook,
+  headers: IncomingHttpHeaders,
+  body: string,
+): Envelope | null {
+  const h: Record<string, string> = {};
+  for (const name of ['webhook-id', 'webhook-timestamp', 'webhook-signature']) {
+    const value = headers[name];
+    if (typeof value !== 'string') return null;
+    h[name] = value;
+  }
+  try {
+    const envelope = verifier.verify(body, h) as Partial<Envelope> | null;
+    if (
+      !envelope ||
+      envelope.id !== h['webhook-id'] ||
+      typeof envelope.type !== 'string' ||
+      typeof envelope.occurred_at !== 'string' ||
+      typeof envelope.data !== 'object' ||
+      envelope.data === null
+    )
       return null;
-    }
+    return envelope as Envelope;
+  } catch {
+    return null;
   }
 }

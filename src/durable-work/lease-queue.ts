@@ -31,6 +31,13 @@ export interface QueueSpec {
    */
   fair?: FairShare;
   /**
+   * A SELECT over the claimed rows (as `claimed`: the table's columns and `lease_expired_owner`, which it must
+   * return with `id` and `lease_token`) that claims return instead of the rows: what the work needs from other
+   * tables, read in the claim's own statement rather than one more query per row. Its joins must keep every
+   * claimed row it returns; a row it leaves out stays claimed until its lease runs out.
+   */
+  claimSelect?: string;
+  /**
    * False: wake-ups are not held to the fair share (an order woken by its own final transaction continues a drive
    * the client already had; the cap's count would cost the single-order path a query). Default true.
    */
@@ -56,10 +63,10 @@ export class LeaseQueue {
   /** Claims up to `limit` due rows for `leaseMs` (SKIP LOCKED, a new token each). */
   async claimDue(limit: number, leaseMs: number, params: unknown[] = []): Promise<LeasedRow[]> {
     if (limit <= 0) return [];
-    const { table, dueFilter, claimSet, fair } = this.spec;
+    const { table, dueFilter, claimSet, fair, claimSelect } = this.spec;
     const sql = fair
-      ? claimFairSql(table, fair, dueFilter, claimSet)
-      : claimDueSql(table, dueFilter, claimSet);
+      ? claimFairSql(table, fair, dueFilter, claimSet, claimSelect)
+      : claimDueSql(table, dueFilter, claimSet, claimSelect);
     const rows = await this.query(sql, [this.owner, leaseMs, limit, ...params]);
     this.claimed(rows);
     return rows;
@@ -70,10 +77,15 @@ export class LeaseQueue {
    * owner have room); `set` adds SET fragments of the claim.
    */
   async claimOne(id: string, leaseMs: number, params: unknown[] = [], set = ''): Promise<LeasedRow | null> {
-    const { table, wakeFilter = 'true', dueFilter, fair, fairWake = true } = this.spec;
+    const { table, wakeFilter = 'true', dueFilter, fair, fairWake = true, claimSelect } = this.spec;
     const filter =
       fair && fairWake ? `(${wakeFilter}) AND ${fairRoomSql(table, fair, dueFilter)}` : wakeFilter;
-    const rows = await this.query(claimOneSql(table, filter, set), [this.owner, leaseMs, id, ...params]);
+    const rows = await this.query(claimOneSql(table, filter, set, claimSelect), [
+      this.owner,
+      leaseMs,
+      id,
+      ...params,
+    ]);
     this.claimed(rows);
     return rows[0] ?? null;
   }

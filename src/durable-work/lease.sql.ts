@@ -68,20 +68,30 @@ export interface Fence {
 export type LeasedTable = 'orders' | 'ledger_transactions' | 'webhook_deliveries';
 
 /**
+ * The claim's UPDATE of the rows CTE `from` picked: it returns `t.*` and `lease_expired_owner`, or, with `select`,
+ * that SELECT over those rows as `claimed` (a claim that reads what its work needs from other tables in the same
+ * statement, instead of one more query per row).
+ */
+function claimUpdate(table: LeasedTable, from: string, set: string, select: string | undefined): string {
+  const update = `UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
+    FROM ${from} WHERE t.id = ${from}.id
+    RETURNING t.*, ${from}.expired_owner AS lease_expired_owner`;
+  return select ? `, claimed AS (${update})\n    ${select}` : `\n    ${update}`;
+}
+
+/**
  * Claims up to `$limit` due rows of `table`: `FOR UPDATE SKIP LOCKED` (two replicas never claim one row),
  * lease free or expired, `filter` an extra predicate (on the table's own columns). Returns `t.*` and
- * `lease_expired_owner`: the previous holder when the claim took an expired lease over (null when it was free).
- * Parameters: $1 owner, $2 lease ms, $3 limit, then the filter's. `set` adds SET fragments (on `t`).
+ * `lease_expired_owner`: the previous holder when the claim took an expired lease over (null when it was free),
+ * or `select` over those rows as `claimed` (claimUpdate). Parameters: $1 owner, $2 lease ms, $3 limit, then the
+ * filter's. `set` adds SET fragments (on `t`).
  */
-export function claimDueSql(table: LeasedTable, filter = 'true', set = ''): string {
+export function claimDueSql(table: LeasedTable, filter = 'true', set = '', select?: string): string {
   return `WITH due AS (
       SELECT id, lease_owner AS expired_owner FROM ${table}
       WHERE next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})
       ORDER BY next_attempt_at LIMIT $3
-      FOR UPDATE SKIP LOCKED)
-    UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
-    FROM due WHERE t.id = due.id
-    RETURNING t.*, due.expired_owner AS lease_expired_owner`;
+      FOR UPDATE SKIP LOCKED)${claimUpdate(table, 'due', set, select)}`;
 }
 
 /**
@@ -120,7 +130,13 @@ function heldSql(table: LeasedTable, group: string, filter: string): string {
  * replicas claiming at once take disjoint rows instead of colliding on the same few. So a group with 10,000 due rows does not delay another group's first; an owner past `ownerCap` and a
  * group past `cap` are offered nothing. Same parameters and columns as claimDueSql.
  */
-export function claimFairSql(table: LeasedTable, fair: FairShare, filter = 'true', set = ''): string {
+export function claimFairSql(
+  table: LeasedTable,
+  fair: FairShare,
+  filter = 'true',
+  set = '',
+  select?: string,
+): string {
   const g = fair.group;
   const cap = capOf(fair.cap, `${table} fair share cap`);
   const ownerCap = fair.ownerOf ? capOf(fair.ownerCap ?? cap, `${table} fair share owner cap`) : null;
@@ -157,10 +173,7 @@ export function claimFairSql(table: LeasedTable, fair: FairShare, filter = 'true
       WHERE id = ANY ((SELECT ids FROM picked)::uuid[])
         AND next_attempt_at <= clock_timestamp() AND ${LEASE_FREE} AND (${filter})
       ORDER BY array_position((SELECT ids FROM picked)::uuid[], id) LIMIT $3
-      FOR UPDATE SKIP LOCKED)
-    UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
-    FROM due WHERE t.id = due.id
-    RETURNING t.*, due.expired_owner AS lease_expired_owner`;
+      FOR UPDATE SKIP LOCKED)${claimUpdate(table, 'due', set, select)}`;
 }
 
 /**
@@ -180,16 +193,14 @@ export function fairRoomSql(table: LeasedTable, fair: FairShare, filter = 'true'
 
 /**
  * Claims the row `$3` now (a wake-up) when its lease is free or expired and `filter` holds; same columns as
- * claimDueSql. Parameters: $1 owner, $2 lease ms, $3 id, then the filter's. `set` adds SET fragments.
+ * claimDueSql (or `select` over the row as `claimed`). Parameters: $1 owner, $2 lease ms, $3 id, then the
+ * filter's. `set` adds SET fragments.
  */
-export function claimOneSql(table: LeasedTable, filter = 'true', set = ''): string {
+export function claimOneSql(table: LeasedTable, filter = 'true', set = '', select?: string): string {
   return `WITH one AS (
       SELECT id, lease_owner AS expired_owner FROM ${table} one_t
       WHERE id = $3::uuid AND ${LEASE_FREE} AND (${filter})
-      FOR UPDATE SKIP LOCKED)
-    UPDATE ${table} t SET ${takeLease('$1', '$2')}${set ? `, ${set}` : ''}
-    FROM one WHERE t.id = one.id
-    RETURNING t.*, one.expired_owner AS lease_expired_owner`;
+      FOR UPDATE SKIP LOCKED)${claimUpdate(table, 'one', set, select)}`;
 }
 
 /** The age of the oldest due row whose lease is free (seconds; 0 when none): how far behind the workers are. */

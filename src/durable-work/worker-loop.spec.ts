@@ -13,7 +13,11 @@ function gate(): { promise: Promise<void>; open: () => void } {
   return g;
 }
 
-function setup(concurrency: number, available: number) {
+function setup(
+  concurrency: number,
+  available: number,
+  extra: { refill?: boolean; firstDelayMs?: number } = {},
+) {
   let left = available;
   const asked: number[] = [];
   const gates: ReturnType<typeof gate>[] = [];
@@ -21,6 +25,7 @@ function setup(concurrency: number, available: number) {
     {
       name: 'test',
       intervalMs: 60_000,
+      ...extra,
       concurrency,
       claim: (room) => {
         asked.push(room);
@@ -280,5 +285,123 @@ describe(WorkerLoop.name, () => {
     } finally {
       vi.useRealTimers();
     }
+  });
+
+  describe('refill', () => {
+    it('claims again as soon as an item ends, not an interval later', async () => {
+      vi.useFakeTimers();
+      try {
+        const { sut, asked, gates } = setup(2, 10, { refill: true, firstDelayMs: 0 });
+        sut.start();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(asked).toEqual([2]);
+        gates[0].open();
+        // No time passes (the interval is 60 s): the ended item's room is claimed at once.
+        await vi.advanceTimersByTimeAsync(0);
+        expect(asked).toEqual([2, 1]);
+        expect(sut.active).toBe(2);
+        for (const g of gates) g.open();
+        await sut.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('without it, an ended item waits for the next pass of the timer', async () => {
+      vi.useFakeTimers();
+      try {
+        const { sut, asked, gates } = setup(2, 10, { firstDelayMs: 0 });
+        sut.start();
+        await vi.advanceTimersByTimeAsync(0);
+        gates[0].open();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(asked).toEqual([2]);
+        await vi.advanceTimersByTimeAsync(60_000);
+        expect(asked).toEqual([2, 1]);
+        for (const g of gates) g.open();
+        await sut.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('items ending during a pass make one more pass right after it, never two at once', async () => {
+      vi.useFakeTimers();
+      try {
+        let running = 0;
+        let overlapped = false;
+        const claimGates: ReturnType<typeof gate>[] = [];
+        const itemGates: ReturnType<typeof gate>[] = [];
+        const asked: number[] = [];
+        const sut = new WorkerLoop<number>(
+          {
+            name: 'refill',
+            intervalMs: 60_000,
+            firstDelayMs: 0,
+            concurrency: 3,
+            refill: true,
+            claim: async (room) => {
+              asked.push(room);
+              overlapped ||= running > 0;
+              running++;
+              // The first pass returns at once; later ones wait until the test lets them finish.
+              if (asked.length > 1) {
+                const g = gate();
+                claimGates.push(g);
+                await g.promise;
+              }
+              running--;
+              return Array.from({ length: room }, (_, i) => i);
+            },
+            work: () => {
+              const g = gate();
+              itemGates.push(g);
+              return g.promise;
+            },
+          },
+          new Logger('test'),
+        );
+        sut.start();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(asked).toEqual([3]);
+        itemGates[0].open();
+        await vi.advanceTimersByTimeAsync(0);
+        // A refill pass is claiming; two more items end meanwhile.
+        expect(asked).toEqual([3, 1]);
+        itemGates[1].open();
+        itemGates[2].open();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(asked).toEqual([3, 1]);
+        claimGates[0].open();
+        await vi.advanceTimersByTimeAsync(0);
+        // One more pass for both, after the first ended, with the room both left.
+        expect(asked).toEqual([3, 1, 2]);
+        expect(overlapped).toBe(false);
+        claimGates[1].open();
+        await vi.advanceTimersByTimeAsync(0);
+        expect(sut.active).toBe(3);
+        for (const g of itemGates) g.open();
+        await sut.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    });
+
+    it('claims nothing more once stopClaiming() was called (the drain)', async () => {
+      vi.useFakeTimers();
+      try {
+        const { sut, asked, gates } = setup(2, 10, { refill: true, firstDelayMs: 0 });
+        sut.start();
+        await vi.advanceTimersByTimeAsync(0);
+        sut.stopClaiming();
+        gates[0].open();
+        await vi.advanceTimersByTimeAsync(120_000);
+        expect(asked).toEqual([2]);
+        for (const g of gates) g.open();
+        await sut.stop();
+      } finally {
+        vi.useRealTimers();
+      }
+    });
   });
 });

@@ -22,6 +22,13 @@ export interface LoopSpec<T> {
   claim(room: number, stopping: AbortSignal): Promise<T[]>;
   /** Works one claimed item; must hand it back or finish it. Errors are logged, never thrown further. */
   work(item: T): Promise<void>;
+  /**
+   * When one of this loop's items ends, run the next pass now instead of `intervalMs` after the last one: a queue
+   * of short items (a webhook send to a fast receiver takes milliseconds) is then worked at the pace its items end,
+   * not one room-full per interval. Passes stay one at a time: items ending during a pass make one more pass right
+   * after it. The timer still runs a pass every `intervalMs` (work that became due meanwhile). Default false.
+   */
+  refill?: boolean;
 }
 
 /**
@@ -75,6 +82,8 @@ export class WorkerLoop<T> {
   private readonly inFlight = new Set<Promise<void>>();
   private readonly unavailableLogGate = logGate(UNAVAILABLE_LOG_EVERY_MS);
   private stopping = new AbortController();
+  /** An item ended during the running pass (refill): run the next one right after it. */
+  private refillPending = false;
 
   constructor(
     readonly spec: LoopSpec<T>,
@@ -115,7 +124,10 @@ export class WorkerLoop<T> {
       logWorkError(this.logger, error, { loop: this.spec.name }, 'durable work item'),
     );
     this.inFlight.add(guarded);
-    void guarded.finally(() => this.inFlight.delete(guarded));
+    void guarded.finally(() => {
+      this.inFlight.delete(guarded);
+      if (this.spec.refill) this.refill();
+    });
     return guarded;
   }
 
@@ -171,15 +183,36 @@ export class WorkerLoop<T> {
 
   private schedule(delayMs = this.spec.nextDelayMs?.() ?? this.spec.intervalMs): void {
     if (!this.claiming) return;
-    this.timer = setTimeout(() => {
-      this.pass = this.tick()
-        .catch((error: unknown) => this.passFailed(error))
-        .finally(() => {
-          this.pass = null;
-          this.schedule();
-        });
-    }, delayMs);
+    this.timer = setTimeout(() => this.runPass(), delayMs);
     this.timer.unref();
+  }
+
+  private runPass(): void {
+    this.timer = null;
+    this.pass = this.tick()
+      .catch((error: unknown) => this.passFailed(error))
+      .finally(() => {
+        this.pass = null;
+        const again = this.refillPending;
+        this.refillPending = false;
+        this.schedule(again ? 0 : undefined);
+      });
+  }
+
+  /**
+   * An item ended (spec.refill): its room is claimed again now — the pass waiting on the timer runs at once, or,
+   * while a pass runs, one more right after it. Nothing when the loop is not running (tests call tick() by hand) or
+   * no longer claiming.
+   */
+  private refill(): void {
+    if (!this.claiming) return;
+    if (this.pass !== null) {
+      this.refillPending = true;
+      return;
+    }
+    if (this.timer === null) return;
+    clearTimeout(this.timer);
+    this.runPass();
   }
 }
 

@@ -11,8 +11,6 @@ import { webhookHeaders } from './webhook-signature';
 import { WebhookSender, type SendOutcome } from './webhook.sender';
 import { WebhooksMetrics, type TryOutcome } from './webhooks.metrics';
 
-type Claim = { id: string; token: string };
-
 /**
  * Sends due deliveries on every replica (durable work: a claim per delivery on the block's queue with a fencing
  * token, so two replicas never send one delivery at once). One try = one signed POST; its record is fenced by the claim's
@@ -23,7 +21,7 @@ type Claim = { id: string; token: string };
 @Injectable()
 export class DeliveryWorker {
   private readonly logger = new Logger('Webhooks');
-  private readonly loop: WorkerLoop<Claim>;
+  private readonly loop: WorkerLoop<SendableDelivery>;
 
   constructor(
     private readonly repo: WebhookDeliveryRepository,
@@ -39,6 +37,9 @@ export class DeliveryWorker {
       enabled: config.WEBHOOKS_WORKER_ENABLED,
       intervalMs: config.WEBHOOKS_WORKER_INTERVAL_MS,
       concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
+      // A send to a fast receiver takes milliseconds: each that ends frees its room for the next pass at once
+      // (once per WEBHOOKS_WORKER_INTERVAL_MS, a replica sent at most 16 per 500 ms: 33 events/s in the bench).
+      refill: true,
       claim: (room) => repo.claimDue(room, config.WEBHOOKS_LEASE_MS),
       work: (claim) => this.deliver(claim),
     });
@@ -58,10 +59,9 @@ export class DeliveryWorker {
     this.loop.wake(() => this.repo.claimOne(id, this.config.WEBHOOKS_LEASE_MS));
   }
 
-  /** One try of a claimed delivery, recorded under its claim. */
-  async deliver(claim: Claim): Promise<void> {
-    const delivery = await this.repo.sendable(claim);
-    if (!delivery) return;
+  /** One try of a claimed delivery (read with its claim), recorded under the claim. */
+  async deliver(delivery: SendableDelivery): Promise<void> {
+    const claim = delivery;
     const line = {
       deliveryId: delivery.id,
       endpointId: delivery.endpointId,
@@ -100,7 +100,7 @@ export class DeliveryWorker {
   }
 
   private async record(
-    claim: Claim,
+    claim: SendableDelivery,
     delivery: SendableDelivery,
     outcome: SendOutcome,
     line: Record<string, unknown>,
@@ -174,7 +174,7 @@ export class DeliveryWorker {
     else this.logger.warn(fields, 'webhook try');
   }
 
-  private fencedOff(claim: Claim): void {
+  private fencedOff(claim: { id: string; token: string }): void {
     this.work.fencedOff(
       { table: 'webhook_deliveries', id: claim.id, token: claim.token },
       'record of a webhook try',

@@ -70,6 +70,70 @@ const LOG_COLUMNS = `d.id, d.endpoint_id, d.event_id, ev.type AS event_type, d.s
   d.last_attempt_at, d.last_status_code, d.last_error, d.last_duration_ms, d.delivered_at, d.created_at,
   d.created_at::text AS created_key`;
 
+/**
+ * What one send needs, read in the claim's own statement (QueueSpec.claimSelect, over the claimed rows as
+ * `claimed`): the endpoint (secrets sealed; null when deleted meanwhile) and the event. One statement per claim
+ * instead of one more query per delivery (docs/BENCHMARKS.md, "Session 15: webhook delivery").
+ */
+const SENDABLE_SELECT = `SELECT d.id, d.lease_token, d.lease_expired_owner, d.attempts, d.endpoint_id, e.url, e.enabled,
+      e.rate_limit IS NOT NULL AS rate_limited, d.send_slot_at::text AS held_slot,
+      d.send_slot_at > clock_timestamp() AS slot_later, e.secret,
+      CASE WHEN e.previous_secret_until > clock_timestamp() THEN e.previous_secret END AS previous_secret,
+      ev.id AS event_id, ev.type, ev.version, ev.occurred_at, ev.payload
+    FROM claimed d
+    LEFT JOIN outbox_events ev ON ev.id = d.event_id
+    LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id`;
+
+/** A row of SENDABLE_SELECT. */
+interface SendableRow {
+  id: string;
+  lease_token: string | number;
+  attempts: number;
+  endpoint_id: string;
+  url: string | null;
+  enabled: boolean | null;
+  rate_limited: boolean | null;
+  held_slot: string | null;
+  slot_later: boolean | null;
+  secret: Buffer | null;
+  previous_secret: Buffer | null;
+  event_id: string | null;
+  type: EventType;
+  version: number;
+  occurred_at: Date;
+  payload: Record<string, unknown>;
+}
+
+/** A claimed row as a send needs it; null when its event is gone (pruned): nothing to send. */
+function sendableOf(row: SendableRow): SendableDelivery | null {
+  if (row.event_id === null) return null;
+  return {
+    id: row.id,
+    token: String(row.lease_token),
+    attempts: row.attempts,
+    endpointId: row.endpoint_id,
+    heldSlot: row.held_slot,
+    slotLater: row.slot_later === true,
+    endpoint:
+      row.url === null || row.secret === null
+        ? null
+        : {
+            url: row.url,
+            enabled: row.enabled === true,
+            rateLimited: row.rate_limited === true,
+            secret: row.secret,
+            previousSecret: row.previous_secret,
+          },
+    event: {
+      id: row.event_id,
+      type: row.type,
+      version: row.version,
+      occurred_at: row.occurred_at,
+      payload: row.payload,
+    },
+  };
+}
+
 /** Longest `last_error` kept (the column's CHECK allows 1000). */
 const LAST_ERROR_MAX = 600;
 
@@ -101,81 +165,26 @@ export class WebhookDeliveryRepository {
         ownerOf: (g) => `(SELECT client_id FROM webhook_endpoints WHERE id = ${g})`,
         ownerCap: config.WEBHOOKS_CLIENT_MAX_IN_FLIGHT,
       },
+      claimSelect: SENDABLE_SELECT,
     });
   }
 
-  /** Claims up to `limit` due deliveries for `leaseMs`. */
-  async claimDue(limit: number, leaseMs: number): Promise<{ id: string; token: string }[]> {
-    const rows = await this.queue.claimDue(limit, leaseMs);
-    return rows.map((r) => ({ id: r.id as string, token: String(r.lease_token) }));
+  /**
+   * Claims up to `limit` due deliveries for `leaseMs`, each with what its send needs (one statement). A delivery
+   * whose event is gone (pruned) is left out; its lease runs out.
+   */
+  async claimDue(limit: number, leaseMs: number): Promise<SendableDelivery[]> {
+    const rows = (await this.queue.claimDue(limit, leaseMs)) as unknown as SendableRow[];
+    return rows.map(sendableOf).filter((d) => d !== null);
   }
 
   /**
    * Claims delivery `id` now (a ping or a manual retry) when it is pending and free and its endpoint and client
    * have room under their in-flight caps; counts the try. Null otherwise: the delivery is due and a pass takes it.
    */
-  async claimOne(id: string, leaseMs: number): Promise<{ id: string; token: string } | null> {
+  async claimOne(id: string, leaseMs: number): Promise<SendableDelivery | null> {
     const row = await this.queue.claimOne(id, leaseMs, [], 'attempts = t.attempts + 1');
-    return row ? { id: row.id as string, token: String(row.lease_token) } : null;
-  }
-
-  /** What the send of a claimed delivery needs (null when the delivery is gone: its event was pruned). */
-  async sendable(claim: { id: string; token: string }): Promise<SendableDelivery | null> {
-    const [row] = await this.dataSource.query<
-      {
-        id: string;
-        attempts: number;
-        endpoint_id: string;
-        url: string | null;
-        enabled: boolean | null;
-        rate_limited: boolean | null;
-        held_slot: string | null;
-        slot_later: boolean | null;
-        secret: Buffer | null;
-        previous_secret: Buffer | null;
-        event_id: string;
-        type: EventType;
-        version: number;
-        occurred_at: Date;
-        payload: Record<string, unknown>;
-      }[]
-    >(
-      `SELECT d.id, d.attempts, d.endpoint_id, e.url, e.enabled, e.rate_limit IS NOT NULL AS rate_limited,
-         d.send_slot_at::text AS held_slot, d.send_slot_at > clock_timestamp() AS slot_later, e.secret,
-         CASE WHEN e.previous_secret_until > clock_timestamp() THEN e.previous_secret END AS previous_secret,
-         ev.id AS event_id, ev.type, ev.version, ev.occurred_at, ev.payload
-       FROM webhook_deliveries d
-       JOIN outbox_events ev ON ev.id = d.event_id
-       LEFT JOIN webhook_endpoints e ON e.id = d.endpoint_id
-       WHERE d.id = $1::uuid`,
-      [claim.id],
-    );
-    if (!row) return null;
-    return {
-      id: row.id,
-      token: claim.token,
-      attempts: row.attempts,
-      endpointId: row.endpoint_id,
-      heldSlot: row.held_slot,
-      slotLater: row.slot_later === true,
-      endpoint:
-        row.url === null || row.secret === null
-          ? null
-          : {
-              url: row.url,
-              enabled: row.enabled === true,
-              rateLimited: row.rate_limited === true,
-              secret: row.secret,
-              previousSecret: row.previous_secret,
-            },
-      event: {
-        id: row.event_id,
-        type: row.type,
-        version: row.version,
-        occurred_at: row.occurred_at,
-        payload: row.payload,
-      },
-    };
+    return row ? sendableOf(row as unknown as SendableRow) : null;
   }
 
   /** A 2xx: delivered; the endpoint's failure run ends. False when the claim is no longer current (fenced off). */

@@ -1,6 +1,6 @@
 import type { Pool, PoolClient } from 'pg';
 import type { DataSource } from 'typeorm';
-import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } from 'vitest';
 import { pgPool } from '../../src/database/data-source';
 import { WebhooksConfig } from '../../src/config/webhooks.config';
 import { OutboxRepository } from '../../src/webhooks/outbox.repository';
@@ -351,6 +351,39 @@ describe(WebhookDeliveryRepository.name, () => {
     expect(new Set(claims.map((c) => c.id)).size).toBe(40);
     expect(new Set(claims.map((c) => c.token)).size).toBe(40);
     await dataSource.query(`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL`);
+  });
+
+  it('a claim reads what the send needs in its own statement: event, endpoint and sealed secret, the try counted', async () => {
+    const [eventId] = await dataSource.transaction((m) =>
+      outbox.append(m, [{ type: 'webhook.ping', clientId, data: { endpoint_id: 'e-claim' } }]),
+    );
+    const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
+    const queries = vi.spyOn(dataSource, 'query');
+
+    const [claim, ...more] = await sut.claimDue(5, 60_000);
+
+    expect(queries).toHaveBeenCalledTimes(1);
+    queries.mockRestore();
+    expect(more).toEqual([]);
+    expect(claim).toMatchObject({
+      attempts: 1,
+      heldSlot: null,
+      slotLater: false,
+      endpoint: {
+        url: 'https://hooks.example.com/',
+        enabled: true,
+        rateLimited: false,
+        previousSecret: null,
+      },
+      event: { id: eventId, type: 'webhook.ping', version: 1, payload: { endpoint_id: 'e-claim' } },
+    });
+    expect(box.open(claim.endpoint?.secret ?? Buffer.alloc(0))).toBe('whsec_AAAA');
+    const [row] = await dataSource.query<{ token: string }[]>(
+      `SELECT lease_token::text AS token FROM webhook_deliveries WHERE id = $1`,
+      [claim.id],
+    );
+    expect(claim.token).toBe(row.token);
+    expect(await sut.delivered(claim, { statusCode: 204, error: null, durationMs: 1 })).toBe(true);
   });
 
   it("a sender whose lease ran out is fenced off: the new holder's record stands, the stale one changes nothing", async () => {
