@@ -5,13 +5,14 @@ import { provisionDatabase, type ChaosDatabase } from './chaos/database';
 import { percentile, seededRandom } from './chaos/orders-client';
 import { ProcessGroup, sleep, waitFor } from './chaos/processes';
 import { SANDBOX_API_KEY, SANDBOX_READONLY_API_KEY, SandboxProcess } from './chaos/sandbox-process';
-import { replicaEnv } from './chaos/service-env';
+import { replicaEnv, TEST_DEPLOYMENT_ENV } from './chaos/service-env';
 import { ServiceReplica } from './chaos/service-replica';
 import { FreshMarket } from './freshness/market';
 import { Reader, upstreamListings } from './freshness/reader';
 import {
   changeLatencies,
   changesByEvent,
+  diagnoseSample,
   latencyPercentile,
   perSecondRates,
   scoreSample,
@@ -26,6 +27,8 @@ const TAIL_MS = 8_000;
 const METRICS_EVERY_MS = 1_000;
 const COLD_EVENTS = 5;
 const MARKET_LANDING_DELAY_MS = 250;
+/** The market ticks this much faster than the scenario's rate (attempts; what counts is what really happened). */
+const TICK_OVERSHOOT = 1.05;
 
 interface Scenario {
   name: 'small' | 'busy' | 'large';
@@ -57,8 +60,12 @@ export function freshnessScenarios(value: string | undefined): Scenario[] {
 }
 
 /** The sum of `upstream_requests_total` on A's /metrics, attempts that never left the process excluded. */
-async function upstreamRequests(serviceUrl: string): Promise<number> {
-  const res = await fetch(`${serviceUrl}/metrics`, { signal: AbortSignal.timeout(5_000) });
+async function upstreamRequests(serviceUrl: string, apiKey: string): Promise<number> {
+  // /metrics is admin-only outside the local demo (METRICS_PUBLIC unset): the reader's key is the bootstrap admin.
+  const res = await fetch(`${serviceUrl}/metrics`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(5_000),
+  });
   const text = await res.text();
   if (res.status !== 200) throw new Error(`GET /metrics: ${res.status}`);
   let total = 0;
@@ -116,6 +123,27 @@ async function pickColdEvents(sandbox: SandboxProcess, busy: readonly string[]):
   return cold;
 }
 
+/**
+ * The verdict: a scenario whose market made fewer real changes a second than its rate was not measured — every
+ * target then FAILs as "not measured" (a pass at a lower rate would flatter the service).
+ */
+export function judged(
+  realRate: number,
+  rate: number,
+  targets: BenchReport['targets'],
+): BenchReport['targets'] {
+  const measured = realRate >= rate;
+  return [
+    {
+      what: `changes really made ${realRate.toFixed(2)}/s ≥ ${rate}/s${measured ? '' : ': NOT MEASURED at this rate'}`,
+      ok: measured,
+    },
+    ...targets.map((t) =>
+      measured ? t : { what: `not measured (change rate too low): ${t.what}`, ok: false },
+    ),
+  ];
+}
+
 interface Accuracy {
   samples: number;
   mean: number;
@@ -141,6 +169,44 @@ function accuracyOf(samples: readonly BrowseSample[], byEvent: ReturnType<typeof
     missingMean: missing.length > 0 ? mean(missing) : Number.NaN,
     missingWorst: missing.length > 0 ? Math.max(...missing) : Number.NaN,
   };
+}
+
+/**
+ * The per-sample view behind the worst figure: the age of the served data (browse start − its data_as_of) over
+ * all samples, and the `count` worst samples with their wrong listings' removal times before the browse began.
+ */
+function sampleRows(
+  samples: readonly BrowseSample[],
+  byEvent: ReturnType<typeof changesByEvent>,
+  t0: number,
+  count: number,
+): [string, string][] {
+  const scored = samples.map((sample) => {
+    const changes = byEvent.get(sample.eventId) ?? [];
+    const score = scoreSample(sample, changes);
+    return { sample, score, diagnosis: diagnoseSample(sample, changes) };
+  });
+  const ages = scored.map((s) => s.diagnosis.dataAgeMs).filter((a) => Number.isFinite(a));
+  const worst = scored
+    .filter((s) => s.score.served > 0)
+    .sort((x, y) => x.score.accurate / x.score.served - y.score.accurate / y.score.served)
+    .slice(0, count);
+  return [
+    [
+      'served data age at browse start',
+      `p50 ${secs(percentile(ages, 50))}, p90 ${secs(percentile(ages, 90))}, p99 ${secs(percentile(ages, 99))}, max ${secs(
+        ages.length > 0 ? Math.max(...ages) : Number.NaN,
+      )} (browse start − the pages' data_as_of)`,
+    ],
+    ...worst.map(({ sample, score, diagnosis }, i): [string, string] => [
+      `worst sample ${i + 1}`,
+      `event ${sample.eventId} at +${((sample.startMs - t0) / 1000).toFixed(1)} s, ${pct(score.accurate / score.served)} (${
+        score.served - score.accurate
+      } wrong of ${score.served}), browse ${sample.endMs - sample.startMs} ms, data age ${secs(diagnosis.dataAgeMs)}; wrong ones removed ${diagnosis.wrongRemovedBeforeMs
+        .map((ms) => (Number.isFinite(ms) ? `${(ms / 1000).toFixed(2)} s` : 'never (not logged)'))
+        .join(', ')} before the browse`,
+    ]),
+  ];
 }
 
 const latencyRow = (l: Latencies): string => {
@@ -180,6 +246,8 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
     // the sandbox's URL and (read-only) key, a bootstrap key for the reader, warn-level logs, no drain delay on
     // stop, and the per-client read limit out of the way (the one reader key stands for many browsers).
     const a = await ServiceReplica.create('fresh-A', group, {
+      // A deployment (UPSTREAM_BASE_URL set) needs its secrets: the test values every bench process uses.
+      ...TEST_DEPLOYMENT_ENV,
       LOG_LEVEL: 'warn',
       DATABASE_URL: dbA.url,
       UPSTREAM_BASE_URL: sandbox.url,
@@ -211,7 +279,14 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
         },
       }),
     );
-    const market = new FreshMarket(sandbox, b, bKey, seededRandom(`fresh-${scenario.name}`), scenario.name);
+    const market = new FreshMarket(
+      sandbox,
+      b,
+      bKey,
+      seededRandom(`fresh-${scenario.name}`),
+      scenario.name,
+      MARKET_LANDING_DELAY_MS,
+    );
     const busyEvents = await market.seed(BUSY_EVENT_BASE, scenario.busyEvents);
     const seededListings = market.listingCount();
     const coldEvents = scenario.coldListings > 0 ? await pickColdEvents(sandbox, busyEvents) : [];
@@ -230,7 +305,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
     const sampling = new AbortController();
     const sampler = (async () => {
       for (let i = 0; !sampling.signal.aborted && i < 100_000; i++) {
-        const count = await upstreamRequests(a.url).catch(() => null);
+        const count = await upstreamRequests(a.url, aKey).catch(() => null);
         if (count !== null) readings.push({ atMs: Date.now(), count });
         await sleep(METRICS_EVERY_MS);
       }
@@ -248,7 +323,9 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
     });
     const t0 = Date.now();
     reader.start(seconds * 1000 + 120_000 + TAIL_MS);
-    await market.run(scenario.rate, seconds, Math.max(16, Math.ceil(scenario.rate * 5)));
+    // Ticks a little above the rate, so that the few changes that fail (a purchase racing a cancel of the same
+    // listing, a landing past its blockhash on a loaded machine) do not take the real rate below the target.
+    await market.run(scenario.rate * TICK_OVERSHOOT, seconds, Math.max(16, Math.ceil(scenario.rate * 5)));
     const changesEnd = Date.now();
     await sleep(TAIL_MS);
     await reader.stop();
@@ -291,7 +368,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
           ((readings[readings.length - 1].atMs - readings[0].atMs) / 1000)
         : Number.NaN;
 
-    const { done, failed, skipped, reasons } = market.tally;
+    const { done, failed, skipped, reasons, route } = market.tally;
     // What really happened: the ledger's confirmed purchases and cancels (a reprice counts once, as its cancel)
     // and the admin's new listings.
     const confirmed = await market.confirmedRemovals();
@@ -315,8 +392,8 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
         `${made} in ${seconds} s = ${realRate.toFixed(2)}/s (target rate ${scenario.rate}/s): ledger-confirmed purchases ${confirmed.buy} and cancels ${confirmed.cancel} (of which reprices relisted ${done.reprice}), new listings ${done.add}; last one ${pacedSeconds.toFixed(1)} s after the first tick`,
       ],
       [
-        'changes failed / skipped',
-        `failed buy ${failed.buy}, cancel ${failed.cancel}, reprice ${failed.reprice}, new ${failed.add}; ticks skipped at the in-flight bound ${skipped}${
+        'changes: route, failed, skipped',
+        `purchases and cancels started through B ${route.b}, through the direct integrator ${route.direct}; failed buy ${failed.buy}, cancel ${failed.cancel}, reprice ${failed.reprice}, new ${failed.add}; ticks skipped at the in-flight bound ${skipped}${
           reasons.length > 0 ? `; e.g. ${reasons.join(' | ')}` : ''
         }`,
       ],
@@ -334,6 +411,12 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
         'missing (busy events)',
         `mean ${pct(busy.missingMean)}, worst sample ${pct(busy.missingWorst)} of what was for sale`,
       ],
+      ...sampleRows(
+        during.filter((s) => !s.cold),
+        byEvent,
+        t0,
+        3,
+      ),
       ['removal → not served', latencyRow(removal)],
       ['new listing → served', latencyRow(added)],
       [
@@ -349,11 +432,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
     return {
       name: `freshness: ${scenario.name} — ${scenario.rate} changes/s over ${scenario.busyEvents} busy events, ${seconds} s`,
       rows,
-      targets: [
-        {
-          what: `changes really made ${realRate.toFixed(2)}/s ≥ 95 % of ${scenario.rate}/s`,
-          ok: realRate >= scenario.rate * 0.95,
-        },
+      targets: judged(realRate, scenario.rate, [
         { what: `served accuracy mean ${pct(busy.mean)} ≥ 99.5 %`, ok: busy.mean >= 0.995 },
         { what: `served accuracy worst sample ${pct(busy.worst)} ≥ 98 %`, ok: busy.worst >= 0.98 },
         { what: `removal → not served p90 ${secs(p90Removal)} ≤ 5 s`, ok: p90Removal <= 5_000 },
@@ -362,7 +441,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
           what: `A's upstream requests/s max ${maxRate.toFixed(1)} ≤ budget ${budget}`,
           ok: maxRate <= budget,
         },
-      ],
+      ]),
     };
   } finally {
     await group.stopAll();
