@@ -77,6 +77,30 @@ async function upstreamRequests(serviceUrl: string, apiKey: string): Promise<num
   return total;
 }
 
+/**
+ * A's own account of its hot walks and upstream requests (its /metrics, read at the end): walks by status,
+ * skipped walks by reason, upstream requests by status — what tells a service that did not walk from a market
+ * the machine could not carry.
+ */
+async function serviceCounters(serviceUrl: string, apiKey: string): Promise<string> {
+  const res = await fetch(`${serviceUrl}/metrics`, {
+    headers: { authorization: `Bearer ${apiKey}` },
+    signal: AbortSignal.timeout(5_000),
+  });
+  const text = await res.text();
+  const sums = new Map<string, number>();
+  for (const line of text.split('\n')) {
+    const m =
+      /^(catalog_sync_hot_walks_total|catalog_sync_hot_walks_skipped_total|upstream_requests_total)\{.*?(status|reason)="([^"]*)".*\} (\S+)$/.exec(
+        line,
+      );
+    if (!m) continue;
+    const name = `${m[1].replace('catalog_sync_', '').replace('_total', '')}{${m[3]}}`;
+    sums.set(name, (sums.get(name) ?? 0) + Number(m[4]));
+  }
+  return [...sums].map(([k, v]) => `${k} ${v}`).join(', ');
+}
+
 /** Waits (bounded) until A serves every one of `events` from a completed listings pass. */
 async function waitServed(
   serviceUrl: string,
@@ -332,6 +356,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
     sampling.abort();
     await sampler;
 
+    const counters = await serviceCounters(a.url, aKey).catch((e: unknown) => `not read: ${String(e)}`);
     const changes = await market.changes();
     const byEvent = changesByEvent(changes);
     const during = reader.samples.filter((s) => s.startMs >= t0 && s.startMs <= changesEnd);
@@ -424,6 +449,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
         `max ${maxRate.toFixed(1)}, mean ${meanRate.toFixed(1)} (1-s readings of A's upstream_requests_total) against UPSTREAM_RATE_LIMIT_RPS ${budget}`,
       ],
     ];
+    rows.push(['A counters at the end', counters]);
     if (scenario.coldListings > 0)
       rows.push([
         'cold events (no changes)',
