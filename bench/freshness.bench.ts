@@ -98,7 +98,31 @@ async function serviceCounters(serviceUrl: string, apiKey: string): Promise<stri
     const name = `${m[1].replace('catalog_sync_', '').replace('_total', '')}{${m[3]}}`;
     sums.set(name, (sums.get(name) ?? 0) + Number(m[4]));
   }
-  return [...sums].map(([k, v]) => `${k} ${v}`).join(', ');
+  // Mean duration of A's completed per-event walks (hot, fresh, sampler), from the pass-duration histogram.
+  const walk = (suffix: string): number => {
+    const line = text
+      .split('\n')
+      .find(
+        (l) =>
+          l.startsWith(`catalog_sync_pass_duration_seconds_${suffix}{`) &&
+          l.includes('resource="event_listings"') &&
+          l.includes('status="completed"'),
+      );
+    return line === undefined ? Number.NaN : Number(line.slice(line.lastIndexOf(' ') + 1));
+  };
+  const walkMean = walk('sum') / walk('count');
+  // Mean duration of A's upstream requests (every operation): how much of a walk is the upstream's answer.
+  const histogram = (suffix: string): number =>
+    text
+      .split('\n')
+      .filter((l) => l.startsWith(`upstream_request_duration_seconds_${suffix}{`))
+      .reduce((sum, l) => sum + Number(l.slice(l.lastIndexOf(' ') + 1)), 0);
+  const upstreamMean = histogram('sum') / histogram('count');
+  return [
+    ...[...sums].map(([k, v]) => `${k} ${v}`),
+    `per-event walk mean ${Number.isFinite(walkMean) ? `${(walkMean * 1000).toFixed(0)} ms` : 'n/a'}`,
+    `upstream request mean ${Number.isFinite(upstreamMean) ? `${(upstreamMean * 1000).toFixed(0)} ms` : 'n/a'}`,
+  ].join(', ');
 }
 
 /** Waits (bounded) until A serves every one of `events` from a completed listings pass. */
@@ -242,7 +266,28 @@ const latencyRow = (l: Latencies): string => {
   )}; never shown ${l.never} of ${l.values.length + l.never}`;
 };
 
-async function runScenario(scenario: Scenario, seconds: number, loops: number): Promise<BenchReport> {
+/**
+ * `BENCH_FRESHNESS_A_ENV` (`NAME=value,NAME=value`): settings of A for an experiment, printed in the report; a run
+ * with any is not a run of the default configuration the targets are about.
+ */
+export function serviceOverrides(value: string | undefined): Record<string, string> {
+  const overrides: Record<string, string> = {};
+  for (const pair of (value ?? '').split(',')) {
+    if (pair.trim() === '') continue;
+    const at = pair.indexOf('=');
+    if (at <= 0 || !/^[A-Z][A-Z0-9_]*$/.test(pair.slice(0, at).trim()))
+      throw new Error(`BENCH_FRESHNESS_A_ENV: expected NAME=value[,NAME=value], got ${pair}`);
+    overrides[pair.slice(0, at).trim()] = pair.slice(at + 1).trim();
+  }
+  return overrides;
+}
+
+async function runScenario(
+  scenario: Scenario,
+  seconds: number,
+  loops: number,
+  overrides: Record<string, string>,
+): Promise<BenchReport> {
   const group = new ProcessGroup();
   const databases: ChaosDatabase[] = [];
   const budget = new UpstreamConfig().UPSTREAM_RATE_LIMIT_RPS;
@@ -279,6 +324,7 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
       BFF_BOOTSTRAP_API_KEY: aKey,
       RATE_LIMIT_CATALOG_READ: '100000',
       SHUTDOWN_DRAIN_DELAY_MS: '0',
+      ...overrides,
     });
     // B: the rest of the market, the chaos replica's settings (short polls, buyer limits raised), no sync, but the
     // default upstream and revalidation timeouts: on a loaded machine the chaos run's short ones made orders retry.
@@ -413,6 +459,14 @@ async function runScenario(scenario: Scenario, seconds: number, loops: number): 
       ],
       ['A: start to serving every event', secs(syncMs)],
       [
+        'A configuration',
+        Object.keys(overrides).length === 0
+          ? 'defaults'
+          : `NOT the defaults: ${Object.entries(overrides)
+              .map(([k, v]) => `${k}=${v}`)
+              .join(', ')} (BENCH_FRESHNESS_A_ENV)`,
+      ],
+      [
         'changes really made',
         `${made} in ${seconds} s = ${realRate.toFixed(2)}/s (target rate ${scenario.rate}/s): ledger-confirmed purchases ${confirmed.buy} and cancels ${confirmed.cancel} (of which reprices relisted ${done.reprice}), new listings ${done.add}; last one ${pacedSeconds.toFixed(1)} s after the first tick`,
       ],
@@ -487,6 +541,8 @@ export async function benchFreshness(): Promise<BenchReport[]> {
     throw new Error('BENCH_FRESHNESS_READERS: 1..32');
   const reports: BenchReport[] = [];
   for (const scenario of freshnessScenarios(process.env.BENCH_FRESHNESS_SCENARIO))
-    reports.push(await runScenario(scenario, seconds, loops));
+    reports.push(
+      await runScenario(scenario, seconds, loops, serviceOverrides(process.env.BENCH_FRESHNESS_A_ENV)),
+    );
   return reports;
 }

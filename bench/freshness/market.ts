@@ -138,20 +138,24 @@ export class FreshMarket {
   }
 
   /**
-   * `ratePerSecond` changes a second for `seconds` seconds: one tick every 1/rate s starts a change unless
-   * `maxInFlight` are already in flight (the tick is then skipped and counted); waits for those in flight
-   * (each bounded by CHANGE_DEADLINE_MS).
+   * `ratePerSecond` changes a second for `seconds` seconds: one tick every 1/rate s starts a change. A tick that
+   * finds `maxInFlight` changes in flight waits for one to finish (the next ticks then catch up at once); ticks
+   * not started within the `seconds` are dropped and counted as skipped. Waits for those in flight (each bounded
+   * by CHANGE_DEADLINE_MS).
    */
   async run(ratePerSecond: number, seconds: number, maxInFlight: number): Promise<void> {
     const ticks = Math.round(ratePerSecond * seconds);
     const t0 = Date.now();
+    const end = t0 + seconds * 1000;
     const inFlight = new Set<Promise<void>>();
     for (let i = 0; i < ticks; i++) {
       const due = t0 + (i * 1000) / ratePerSecond;
       if (due > Date.now()) await sleep(due - Date.now());
-      if (inFlight.size >= maxInFlight) {
-        this.tally.skipped++;
-        continue;
+      // Bounded: each change in flight ends within CHANGE_DEADLINE_MS.
+      while (inFlight.size >= maxInFlight && Date.now() < end) await Promise.race(inFlight);
+      if (inFlight.size >= maxInFlight || Date.now() >= end + 1000) {
+        this.tally.skipped += ticks - i;
+        break;
       }
       const change = this.change().finally(() => inFlight.delete(change));
       inFlight.add(change);
