@@ -1,5 +1,6 @@
 import { generateApiKey } from '../src/auth/api-key';
 import { CheckoutConfig } from '../src/config/checkout.config';
+import { TransactionsConfig } from '../src/config/transactions.config';
 import { UpstreamConfig } from '../src/config/upstream.config';
 import { provisionDatabase, type ChaosDatabase } from './chaos/database';
 import { percentile, seededRandom } from './chaos/orders-client';
@@ -307,7 +308,7 @@ async function runScenario(
       // The market's own purchases and cancels land this long after submission (not what is measured): short,
       // so that fewer are in flight and B polls less for each.
       landingDelayMs: MARKET_LANDING_DELAY_MS,
-      startTimeoutMs: scenario.coldListings > 0 ? 300_000 : 30_000,
+      startTimeoutMs: scenario.coldListings > 0 ? 600_000 : 30_000,
     });
     const aKey = generateApiKey();
     const bKey = generateApiKey();
@@ -329,6 +330,7 @@ async function runScenario(
     // B: the rest of the market, the chaos replica's settings (short polls, buyer limits raised), no sync, but the
     // default upstream and revalidation timeouts: on a loaded machine the chaos run's short ones made orders retry.
     const upstreamDefaults = new UpstreamConfig();
+    const checkoutDefaults = new CheckoutConfig();
     const b = await ServiceReplica.create(
       'fresh-B',
       group,
@@ -345,7 +347,12 @@ async function runScenario(
           UPSTREAM_SIGN_TIMEOUT_MS: String(upstreamDefaults.UPSTREAM_SIGN_TIMEOUT_MS),
           UPSTREAM_SUBMIT_TIMEOUT_MS: String(upstreamDefaults.UPSTREAM_SUBMIT_TIMEOUT_MS),
           UPSTREAM_DEADLINE_MS: String(upstreamDefaults.UPSTREAM_DEADLINE_MS),
-          CHECKOUT_REVALIDATE_TIMEOUT_MS: String(new CheckoutConfig().CHECKOUT_REVALIDATE_TIMEOUT_MS),
+          CHECKOUT_REVALIDATE_TIMEOUT_MS: String(checkoutDefaults.CHECKOUT_REVALIDATE_TIMEOUT_MS),
+          // And the default polls: the chaos run's 100–200 ms polls of every order and transaction in flight were
+          // most of the sandbox's requests, on a sandbox A's walks and the truth reads share (session 15).
+          CHECKOUT_TRACK_POLL_MS: String(checkoutDefaults.CHECKOUT_TRACK_POLL_MS),
+          CHECKOUT_WORKER_INTERVAL_MS: String(checkoutDefaults.CHECKOUT_WORKER_INTERVAL_MS),
+          TX_TRACKER_INTERVAL_MS: String(new TransactionsConfig().TX_TRACKER_INTERVAL_MS),
         },
       }),
     );
