@@ -11,7 +11,7 @@ import { benchUpstreamWalk } from './upstream-walk.bench';
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
  * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, read, checkout, freshness). BENCH_LISTINGS sets
  * the dataset size (default 1,000,000), BENCH_CHECKOUT_ORDERS the checkout orders (200); the freshness suite runs only by name
- * (BENCH_FRESHNESS_SCENARIO, BENCH_FRESHNESS_SECONDS, BENCH_FRESHNESS_READERS: docs/BENCHMARKS.md). Exits 1 when a
+ * (BENCH_FRESHNESS_SCENARIO, BENCH_FRESHNESS_SECONDS, BENCH_FRESHNESS_READERS, BENCH_FRESHNESS_A_ENV: docs/BENCHMARKS.md). Exits 1 when a
  * target is missed.
  */
 async function main(): Promise<number> {
