@@ -12,10 +12,10 @@ import { benchWebhooks } from './webhooks.bench';
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
  * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, read, checkout, freshness, webhooks). BENCH_LISTINGS sets
  * the dataset size (default 1,000,000), BENCH_CHECKOUT_ORDERS the checkout orders (200); the freshness suite runs only by name
- * (BENCH_FRESHNESS_SCENARIO, BENCH_FRESHNESS_SECONDS, BENCH_FRESHNESS_READERS: docs/BENCHMARKS.md), and so does webhooks
- * (outbox → 10 loopback endpoints through 2 replicas: BENCH_WEBHOOKS_SECONDS, BENCH_WEBHOOKS_RATE, BENCH_WEBHOOKS_SLOW_RATE,
- * BENCH_WEBHOOKS_SLOW_MS, BENCH_WEBHOOKS_WARMUP, BENCH_WEBHOOKS_ENV, BENCH_WEBHOOKS_CPU_PROF: docs/BENCHMARKS.md). Exits 1
- * when a target is missed.
+ * (BENCH_FRESHNESS_SCENARIO, BENCH_FRESHNESS_SECONDS, BENCH_FRESHNESS_READERS, BENCH_FRESHNESS_A_ENV: docs/BENCHMARKS.md),
+ * and so does webhooks (outbox → 10 loopback endpoints through 2 replicas: BENCH_WEBHOOKS_SECONDS, BENCH_WEBHOOKS_RATE,
+ * BENCH_WEBHOOKS_SLOW_RATE, BENCH_WEBHOOKS_SLOW_MS, BENCH_WEBHOOKS_WARMUP, BENCH_WEBHOOKS_ENV, BENCH_WEBHOOKS_CPU_PROF:
+ * docs/BENCHMARKS.md). Exits 1 when a target is missed.
  */
 /** Suites a bare `npm run bench` leaves out (minutes, or processes of their own): run them by name. */
 const BY_NAME_ONLY = new Set(['freshness', 'webhooks']);

@@ -3,6 +3,7 @@ import { OrdersClient } from '../chaos/orders-client';
 import { sleep } from '../chaos/processes';
 import type { SandboxProcess } from '../chaos/sandbox-process';
 import type { ServiceReplica } from '../chaos/service-replica';
+import { DirectIntegrator, type ListingItem } from './integrator';
 import type { MarketChange } from './score';
 
 const SELLERS = 20;
@@ -18,12 +19,20 @@ const SHARE = { buy: 0.35, cancel: 0.15, reprice: 0.15 };
  */
 const CHANGE_DEADLINE_MS = 60_000;
 const TRACK_POLL_MS = 200;
+/**
+ * Purchases and cancels service B drives at once, at most; the others go through the direct integrator (another
+ * integrator on the same upstream). B is a whole service on the shared machine: with more in flight its orders and
+ * cancels queued (5.5–9 changes/s of 20 in session 14), and its load would be charged to A's figures.
+ */
+const B_MAX_IN_FLIGHT = 8;
 
 type Kind = 'buy' | 'cancel' | 'reprice' | 'add';
 
 interface Listed {
   priceMinor: bigint;
   seller: number;
+  /** The listing item as the sandbox admin created it (what a direct purchase signs for). */
+  item?: ListingItem;
 }
 
 /** The busy events as the market knows them: what it listed and has not removed yet. */
@@ -43,6 +52,8 @@ export interface MarketTally {
   failed: Record<Kind, number>;
   /** Ticks skipped because the in-flight bound was reached. */
   skipped: number;
+  /** Purchases and cancels (a reprice's included) started through service B, and through the direct integrator. */
+  route: { b: number; direct: number };
   /** Failure reasons (at most two of each kind). */
   reasons: string[];
 }
@@ -58,6 +69,7 @@ export class FreshMarket {
     done: { buy: 0, cancel: 0, reprice: 0, add: 0 },
     failed: { buy: 0, cancel: 0, reprice: 0, add: 0 },
     skipped: 0,
+    route: { b: 0, direct: 0 },
     reasons: [],
   };
   /** Listings added during the run (dated); removals come from the sandbox ledger in changes(). */
@@ -66,6 +78,9 @@ export class FreshMarket {
   private readonly sellers: { subject: string; address: string }[] = [];
   private readonly buyers: { subject: string; address: string }[] = [];
   private readonly orders: OrdersClient;
+  private readonly direct: DirectIntegrator;
+  /** Purchases and cancels B drives now (bounded by B_MAX_IN_FLIGHT). */
+  private bInFlight = 0;
   private seq = 0;
 
   constructor(
@@ -74,8 +89,10 @@ export class FreshMarket {
     private readonly bApiKey: string,
     private readonly rng: () => number,
     private readonly tag: string,
+    landingDelayMs: number,
   ) {
     this.orders = new OrdersClient([b], bApiKey);
+    this.direct = new DirectIntegrator(sandbox, landingDelayMs);
   }
 
   /** Creates `events` busy events from `firstEventId` with 100–200 listings each (admin API). */
@@ -109,13 +126,8 @@ export class FreshMarket {
       this.events.push(event);
     }
     await mapLimit(drafts, 8, async ({ event, ticketId, listed }) => {
-      await this.sandbox.seedListing(
-        BigInt(event.eventId),
-        ticketId,
-        this.sellers[listed.seller].subject,
-        listed.priceMinor,
-      );
-      event.listed.set(ticketId.toString(), listed);
+      const item = await this.seedOne(event, ticketId, listed);
+      event.listed.set(ticketId.toString(), { ...listed, item });
       event.history.set(ticketId.toString(), [{ atMs: 0, priceMinor: listed.priceMinor.toString() }]);
     });
     return this.events.map((e) => e.eventId);
@@ -126,20 +138,24 @@ export class FreshMarket {
   }
 
   /**
-   * `ratePerSecond` changes a second for `seconds` seconds: one tick every 1/rate s starts a change unless
-   * `maxInFlight` are already in flight (the tick is then skipped and counted); waits for those in flight
-   * (each bounded by CHANGE_DEADLINE_MS).
+   * `ratePerSecond` changes a second for `seconds` seconds: one tick every 1/rate s starts a change. A tick that
+   * finds `maxInFlight` changes in flight waits for one to finish (the next ticks then catch up at once); ticks
+   * not started within the `seconds` are dropped and counted as skipped. Waits for those in flight (each bounded
+   * by CHANGE_DEADLINE_MS).
    */
   async run(ratePerSecond: number, seconds: number, maxInFlight: number): Promise<void> {
     const ticks = Math.round(ratePerSecond * seconds);
     const t0 = Date.now();
+    const end = t0 + seconds * 1000;
     const inFlight = new Set<Promise<void>>();
     for (let i = 0; i < ticks; i++) {
       const due = t0 + (i * 1000) / ratePerSecond;
       if (due > Date.now()) await sleep(due - Date.now());
-      if (inFlight.size >= maxInFlight) {
-        this.tally.skipped++;
-        continue;
+      // Bounded: each change in flight ends within CHANGE_DEADLINE_MS.
+      while (inFlight.size >= maxInFlight && Date.now() < end) await Promise.race(inFlight);
+      if (inFlight.size >= maxInFlight || Date.now() >= end + 1000) {
+        this.tally.skipped += ticks - i;
+        break;
       }
       const change = this.change().finally(() => inFlight.delete(change));
       inFlight.add(change);
@@ -212,15 +228,23 @@ export class FreshMarket {
         const ticketId = free[Math.floor(this.rng() * free.length)];
         const listed = event.listed.get(ticketId);
         event.busy.add(ticketId);
+        let viaB = this.bInFlight < B_MAX_IN_FLIGHT;
+        this.tally.route[viaB ? 'b' : 'direct']++;
+        if (viaB) this.bInFlight++;
         try {
-          if (kind === 'buy') await this.buy(event, ticketId);
-          else await this.cancel(event, ticketId);
+          if (kind === 'buy') await (viaB ? this.buy(event, ticketId) : this.buyDirect(event, ticketId));
+          else await (viaB ? this.cancel(event, ticketId) : this.cancelDirect(event, ticketId));
+          if (viaB) {
+            this.bInFlight--;
+            viaB = false;
+          }
           if (kind === 'reprice' && listed) await this.relist(event, ticketId, listed);
         } catch (error) {
           // Outcome unknown (it may still land): no later change picks this ticket; the ledger tells at the end.
           event.listed.delete(ticketId);
           throw error;
         } finally {
+          if (viaB) this.bInFlight--;
           event.busy.delete(ticketId);
         }
       }
@@ -235,13 +259,8 @@ export class FreshMarket {
   private async add(event: BusyEvent): Promise<void> {
     const ticketId = event.nextTicket++;
     const listed = { priceMinor: this.price(), seller: Math.floor(this.rng() * SELLERS) };
-    await this.sandbox.seedListing(
-      BigInt(event.eventId),
-      ticketId,
-      this.sellers[listed.seller].subject,
-      listed.priceMinor,
-    );
-    this.logAdded(event, ticketId.toString(), listed);
+    const item = await this.seedOne(event, ticketId, listed);
+    this.logAdded(event, ticketId.toString(), { ...listed, item });
   }
 
   /** The relist half of a reprice: the same seller lists the same ticket again at another price. */
@@ -249,13 +268,48 @@ export class FreshMarket {
     const { seller } = previous;
     let priceMinor = this.price();
     if (priceMinor === previous.priceMinor) priceMinor += 1000n;
-    await this.sandbox.seedListing(
+    const item = await this.seedOne(event, BigInt(ticketId), { priceMinor, seller });
+    this.logAdded(event, ticketId, { priceMinor, seller, item });
+  }
+
+  /** One listing put on the ledger by the sandbox admin; its listing item. */
+  private async seedOne(event: BusyEvent, ticketId: bigint, listed: Listed): Promise<ListingItem> {
+    return (await this.sandbox.seedListing(
       BigInt(event.eventId),
-      BigInt(ticketId),
-      this.sellers[seller].subject,
-      priceMinor,
+      ticketId,
+      this.sellers[listed.seller].subject,
+      listed.priceMinor,
+    )) as unknown as ListingItem;
+  }
+
+  /** A purchase by another integrator on the upstream (DirectIntegrator); counted only when confirmed. */
+  private async buyDirect(event: BusyEvent, ticketId: string): Promise<void> {
+    const item = event.listed.get(ticketId)?.item;
+    if (!item) throw new Error('listing item unknown');
+    const buyer = this.buyers[Math.floor(this.rng() * this.buyers.length)];
+    const state = await this.direct.buy(
+      item,
+      buyer,
+      `fresh-${this.tag}-direct-${++this.seq}`,
+      Date.now() + CHANGE_DEADLINE_MS,
     );
-    this.logAdded(event, ticketId, { priceMinor, seller });
+    if (state !== 'confirmed') throw new Error(`direct purchase ${state}`);
+    event.listed.delete(ticketId);
+  }
+
+  /** A seller's cancel through another integrator on the upstream (DirectIntegrator). */
+  private async cancelDirect(event: BusyEvent, ticketId: string): Promise<void> {
+    const listed = event.listed.get(ticketId);
+    if (!listed) throw new Error('listing unknown');
+    const state = await this.direct.cancel(
+      event.eventId,
+      ticketId,
+      this.sellers[listed.seller],
+      `fresh-${this.tag}-direct-${++this.seq}`,
+      Date.now() + CHANGE_DEADLINE_MS,
+    );
+    if (state !== 'confirmed') throw new Error(`direct cancel ${state}`);
+    event.listed.delete(ticketId);
   }
 
   private logAdded(event: BusyEvent, ticketId: string, listed: Listed): void {

@@ -44,21 +44,24 @@ async function servedListings(
   serviceUrl: string,
   apiKey: string,
   eventId: string,
-): Promise<Map<string, string>> {
+): Promise<{ served: Map<string, string>; dataAsOfMs: number | null }> {
   const headers = { authorization: `Bearer ${apiKey}` };
   const served = new Map<string, string>();
+  // The oldest data_as_of among the pages (each page carries the event's own).
+  let dataAsOfMs: number | null = null;
   let cursor: string | null = null;
   for (let page = 0; page < MAX_PAGES; page++) {
     const url = new URL(`${serviceUrl}/v1/events/${eventId}/listings`);
     url.searchParams.set('limit', '100');
     if (cursor !== null) url.searchParams.set('cursor', cursor);
-    const body = await getJson<Page<{ ticket_id: string; price: { minor: string } }>>(
-      url.toString(),
-      headers,
-    );
+    const body = await getJson<
+      Page<{ ticket_id: string; price: { minor: string } }> & { data_as_of: string | null }
+    >(url.toString(), headers);
     for (const item of body.items) served.set(item.ticket_id, item.price.minor);
+    const asOf = body.data_as_of === null ? null : Date.parse(body.data_as_of);
+    if (asOf !== null && (dataAsOfMs === null || asOf < dataAsOfMs)) dataAsOfMs = asOf;
     cursor = body.next_cursor;
-    if (cursor === null) return served;
+    if (cursor === null) return { served, dataAsOfMs };
   }
   throw new Error(`browse of event ${eventId}: more than ${MAX_PAGES} pages`);
 }
@@ -142,10 +145,10 @@ export class Reader {
   private async browse(eventId: string, cold: boolean): Promise<void> {
     const { serviceUrl, apiKey, sandboxUrl } = this.options;
     const startMs = Date.now();
-    const served = await servedListings(serviceUrl, apiKey, eventId);
+    const { served, dataAsOfMs } = await servedListings(serviceUrl, apiKey, eventId);
     const endMs = Date.now();
     const truth = await upstreamListings(sandboxUrl, eventId);
     this.tally.browses++;
-    this.samples.push({ eventId, cold, startMs, endMs, served, truth });
+    this.samples.push({ eventId, cold, startMs, endMs, served, truth, dataAsOfMs });
   }
 }

@@ -23,6 +23,8 @@ export interface BrowseSample {
   served: Map<string, string>;
   /** ticket id → price (minor) active upstream, read right after endMs. */
   truth: Map<string, string>;
+  /** The oldest `data_as_of` the browse's pages carried (ms; null when none had one). */
+  dataAsOfMs?: number | null;
 }
 
 export interface SampleScore {
@@ -75,6 +77,34 @@ export function scoreSample(sample: BrowseSample, eventChanges: readonly MarketC
     if (sample.served.get(ticketId) !== price) missing++;
   }
   return { served: sample.served.size, accurate, missing, expected };
+}
+
+/** Why a sample served what it did: each wrong (ticket, price) with how long before the browse it was removed. */
+export interface SampleDiagnosis {
+  /** startMs − data_as_of: how old the event's data was when the browse began (NaN when unknown). */
+  dataAgeMs: number;
+  /** Per wrong listing: ms from its logged removal to the browse's start (NaN: no removal logged for it). */
+  wrongRemovedBeforeMs: number[];
+}
+
+/** The wrong listings of one sample and how long before the browse each was removed (for the report). */
+export function diagnoseSample(sample: BrowseSample, eventChanges: readonly MarketChange[]): SampleDiagnosis {
+  const removedAt = new Map<string, number>();
+  for (const change of eventChanges)
+    if (change.effect === 'removed') removedAt.set(key(change.ticketId, change.priceMinor), change.atMs);
+  const wrongRemovedBeforeMs: number[] = [];
+  for (const [ticketId, price] of sample.served) {
+    const at = removedAt.get(key(ticketId, price));
+    if (sample.truth.get(ticketId) === price || (at !== undefined && at > sample.startMs)) continue;
+    wrongRemovedBeforeMs.push(at === undefined ? Number.NaN : sample.startMs - at);
+  }
+  return {
+    dataAgeMs:
+      sample.dataAsOfMs === null || sample.dataAsOfMs === undefined
+        ? Number.NaN
+        : sample.startMs - sample.dataAsOfMs,
+    wrongRemovedBeforeMs: wrongRemovedBeforeMs.sort((a, b) => a - b),
+  };
 }
 
 export interface Latencies {
