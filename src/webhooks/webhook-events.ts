@@ -93,6 +93,33 @@ export interface EndpointDisabledData {
   disabled_at: string;
 }
 
+// --- watches (issue 32 item 3, docs/watches.md) ---------------------------------------------------------------
+
+/** An exact amount as the read API shows it (src/listings/listing.mapper.ts MoneyView). */
+export interface WatchMoney {
+  minor: Decimal;
+  decimals?: number;
+  amount?: string;
+  currency_mint?: string | null;
+  unformatted_reason?: string;
+}
+
+/**
+ * A watch of the client matched a listing (migrations/…-CreateWatchMatchTriggers.ts): `listed_under_max` (a new or
+ * re-listed listing at or under the watch's max price), `price_drop` (an active listing fell by at least the
+ * watch's percentage), `dropped_under_max` (an active listing fell from above the max to at or under it).
+ */
+export interface WatchMatchedData {
+  watch_id: string;
+  subject: string | null;
+  listing: { event_id: Decimal; ticket_id: Decimal; price: WatchMoney };
+  /** The active listing's price before the change; null for a new or re-listed listing. */
+  previous_price: WatchMoney | null;
+  reason: 'listed_under_max' | 'price_drop' | 'dropped_under_max';
+}
+
+// --- end watches ---------------------------------------------------------------------------------------------
+
 export interface PingData {
   endpoint_id: string;
 }
@@ -111,6 +138,7 @@ export interface EventDataByType {
   'sync.pass_failed': SyncPassFailedData;
   'webhook.ping': PingData;
   'endpoint.disabled': EndpointDisabledData;
+  'watch.matched': WatchMatchedData; // watches (issue 32 item 3)
 }
 
 export type EventType = keyof EventDataByType;
@@ -129,6 +157,7 @@ export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = {
   'sync.pass_failed': 1,
   'webhook.ping': 1,
   'endpoint.disabled': 1,
+  'watch.matched': 1, // watches (issue 32 item 3)
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[];
