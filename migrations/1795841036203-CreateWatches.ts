@@ -6,7 +6,7 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * least `min_drop_percent` (at least one of the two is set). `query` is the name search a watch was resolved from
  * (null when created with an `event_id`). `subject` is the end user it alerts (under the key's binding), echoed in
  * every `watch.matched`. An expired watch (`expires_at` passed, database clock) never matches; a deleted one is
- * gone. `last_alerted_at` holds the optional per-watch cooldown.
+ * gone. `last_alerted_at` (the last `watch.matched`) holds the optional per-watch cooldown.
  *
  * The match (a trigger on `listings`, migration CreateWatchMatchTriggers) finds the watches of a changed listing's
  * event under its price through `watches_event_price_idx`.

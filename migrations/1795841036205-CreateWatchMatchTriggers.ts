@@ -55,10 +55,10 @@ function matchStatement(changed: string): string {
       ON CONFLICT DO NOTHING
       RETURNING watch_id, event_id, ticket_id
     ),
-    cooled AS (
+    touched AS (
       UPDATE watches w SET last_alerted_at = now()
       FROM (SELECT DISTINCT watch_id FROM alerted) a
-      WHERE w.id = a.watch_id AND w.cooldown_seconds IS NOT NULL
+      WHERE w.id = a.watch_id
     ),
     announced AS (
       SELECT outbox_append(outbox_event_id(), 'watch.matched', 1::smallint, p.client_id, jsonb_build_object(

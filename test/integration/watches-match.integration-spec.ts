@@ -194,7 +194,11 @@ describe('watch match (listings triggers)', () => {
     const a = await watch({ clientId: clientA, maxPriceMinor: 500n });
     const b = await watch({ clientId: clientB, maxPriceMinor: 200n });
     await writePage([row(EVENT, 1n, 300n), row(EVENT, 2n, 100n)]);
-    expect((await matches(clientA)).map((m) => [m.watch_id, m.listing.ticket_id]).sort()).toEqual([
+    expect(
+      (await matches(clientA))
+        .map((m) => [m.watch_id, m.listing.ticket_id])
+        .toSorted((x, y) => x[1].localeCompare(y[1])),
+    ).toEqual([
       [a.id, '1'],
       [a.id, '2'],
     ]);
