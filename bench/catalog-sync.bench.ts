@@ -87,7 +87,8 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
 
 /**
  * N price watches (docs/watches.md) of one client over the mirror's events, round-robin: half alert on a drop of
- * 10% or more, half on a listing under a max price no changed row crosses (they are joined, then filtered).
+ * BENCH_SYNC_WATCH_DROP_PERCENT (10: every changed row of their event matches; 30: none does, the join and the
+ * checks still run), half on a listing under a max price no changed row crosses.
  */
 async function seedWatches(pool: Pool, count: number): Promise<void> {
   const [client] = (
@@ -99,9 +100,9 @@ async function seedWatches(pool: Pool, count: number): Promise<void> {
   await pool.query(
     `WITH ev AS (SELECT array_agg(DISTINCT event_id) AS ids FROM listings)
      INSERT INTO watches (client_id, event_id, max_price_minor, min_drop_percent)
-     SELECT $1::uuid, ids[1 + g % cardinality(ids)], CASE WHEN g % 2 = 0 THEN 1 END, CASE WHEN g % 2 = 1 THEN 10 END
+     SELECT $1::uuid, ids[1 + g % cardinality(ids)], CASE WHEN g % 2 = 0 THEN 1 END, CASE WHEN g % 2 = 1 THEN $3::int END
      FROM ev, generate_series(1, $2::int) g`,
-    [client?.id, count],
+    [client?.id, count, Number(process.env.BENCH_SYNC_WATCH_DROP_PERCENT ?? 10)],
   );
   await pool.query('ANALYZE watches');
 }
