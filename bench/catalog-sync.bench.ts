@@ -85,6 +85,35 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   };
 }
 
+/**
+ * N price watches (docs/watches.md) of one client over the mirror's events, round-robin: half alert on a drop of
+ * BENCH_SYNC_WATCH_DROP_PERCENT (10: every changed row of their event matches; 30: none does, the join and the
+ * checks still run), half on a listing under a max price no changed row crosses.
+ */
+async function seedWatches(pool: Pool, count: number): Promise<void> {
+  const [client] = (
+    await pool.query<{ id: string }>(
+      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+       VALUES ('bench-watcher', 'trb_live_bench000001', sha256('bench'), ARRAY['watches:write']) RETURNING id`,
+    )
+  ).rows;
+  await pool.query(
+    `WITH ev AS (SELECT array_agg(DISTINCT event_id) AS ids FROM listings)
+     INSERT INTO watches (client_id, event_id, max_price_minor, min_drop_percent)
+     SELECT $1::uuid, ids[1 + g % cardinality(ids)], CASE WHEN g % 2 = 0 THEN 1 END, CASE WHEN g % 2 = 1 THEN $3::int END
+     FROM ev, generate_series(1, $2::int) g`,
+    [client?.id, count, Number(process.env.BENCH_SYNC_WATCH_DROP_PERCENT ?? 10)],
+  );
+  await pool.query('ANALYZE watches');
+}
+
+async function watchMatches(pool: Pool): Promise<number> {
+  const { rows } = await pool.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM outbox_events WHERE type = 'watch.matched'`,
+  );
+  return rows[0]?.n ?? 0;
+}
+
 /** Runs one listings pass through the real runner; samples this process's RSS while it runs. */
 async function syncPass(
   pool: Pool,
@@ -335,9 +364,16 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     // 1. Into an empty mirror.
     const empty = await syncPass(pool, upstream);
     // 2. Over the full mirror: 10% of rows differ from the upstream, 1% are gone upstream.
+    // BENCH_SYNC_WATCHES=N (opt-in, 0 included): the 10% are also priced 25% above the upstream in the mirror, so
+    // the pass sees each of them drop 20% (what price watches react to), and N watches are seeded first.
+    const watchCount =
+      process.env.BENCH_SYNC_WATCHES === undefined ? null : Number(process.env.BENCH_SYNC_WATCHES);
     await pool.query(
-      `UPDATE listings SET raw = raw || '{"bench_stale": true}' WHERE abs(hashtext(ticket_id::text)) % 10 = 3`,
+      `UPDATE listings SET raw = raw || '{"bench_stale": true}'${watchCount === null ? '' : ', ask_price_minor = ask_price_minor * 5 / 4 + 1'}
+       WHERE abs(hashtext(ticket_id::text)) % 10 = 3`,
     );
+    if (watchCount !== null && watchCount > 0) await seedWatches(pool, watchCount);
+    const matchedBefore = await watchMatches(pool);
     await pool.query(
       `INSERT INTO listings (event_id, ticket_id, ask_price_minor, raw, first_seen_at, last_seen_at, observed_at)
        SELECT event_id, ticket_id + 10000000000000000000, ask_price_minor, raw, now(), now(), now() - interval '1 day'
@@ -345,6 +381,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     );
     await pool.query('VACUUM ANALYZE listings');
     const changed = await syncPass(pool, upstream);
+    const matched = (await watchMatches(pool)) - matchedBefore;
     // 3. Baselines on the same rows.
     const copy = await loadBaseline(pool, 'copy');
     const unnest = await loadBaseline(pool, 'unnest');
@@ -389,6 +426,14 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
           `${fmt(changedRate)} (${changed.seconds.toFixed(1)} s, ${fmt(changed.pass.upserted)} written, ${fmt(changed.pass.removed)} removed)`,
         ],
         ['pass stage seconds (empty / full)', `${empty.stages} / ${changed.stages}`],
+        ...(watchCount === null
+          ? []
+          : [
+              [
+                'watches (BENCH_SYNC_WATCHES) / watch.matched written by the full pass',
+                `${fmt(watchCount)} / ${fmt(matched)}`,
+              ] as [string, string],
+            ]),
         ['baseline COPY + merge rows/s (same rows, same indexes)', fmt(copyRate)],
         ['unnest (hand-built arrays) + merge rows/s (same rows)', fmt(unnestRate)],
         ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],

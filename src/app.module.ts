@@ -22,6 +22,7 @@ import { MetricsModule } from './metrics/metrics.module';
 import { StatusModule } from './status/status.module';
 import { TransactionsModule } from './transactions/transactions.module';
 import { UpstreamModule } from './upstream/upstream.module';
+import { WatchesModule } from './watches/watches.module';
 import { WebhooksModule } from './webhooks/webhooks.module';
 import type { UpstreamOptions } from './upstream/upstream.options';
 
@@ -98,6 +99,7 @@ export class AppModule {
         CatalogSyncModule,
         CheckoutModule,
         WebhooksModule,
+        WatchesModule,
         StatusModule.forRoot({ pageEnabled: config.statusPageEnabled }),
         ...(options.extraModules ?? []),
       ],

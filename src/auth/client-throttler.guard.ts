@@ -23,6 +23,8 @@ const LIMIT_VARIABLE = {
   'transactions:write': 'RATE_LIMIT_TRANSACTIONS_WRITE',
   // Endpoint management is rare: the default budget (src/webhooks/).
   'webhooks:write': 'RATE_LIMIT_DEFAULT',
+  // Watch management is rare too (the matches are the database's, not requests: src/watches/).
+  'watches:write': 'RATE_LIMIT_DEFAULT',
   admin: 'RATE_LIMIT_ADMIN',
 } as const satisfies Record<RateLimitBucket, keyof AuthConfig>;
 

@@ -19,6 +19,8 @@ describe(grants.name, () => {
     [['admin'], 'transactions:write', true],
     [['admin'], 'webhooks:write', true],
     [['orders:write'], 'webhooks:write', false],
+    [['admin'], 'watches:write', true],
+    [['webhooks:write'], 'watches:write', false],
     [['orders:write', 'admin'], 'catalog:read', true],
   ])('held %j, required %s → %s', (held, required, expected) => {
     expect(grants(held, required)).toBe(expected);
@@ -33,6 +35,7 @@ describe(grants.name, () => {
         'orders:write',
         'transactions:write',
         'webhooks:write',
+        'watches:write',
       ].toSorted(),
     );
   });

@@ -9,6 +9,7 @@ export const SCOPES = [
   'orders:write',
   'transactions:write',
   'webhooks:write',
+  'watches:write',
   'admin',
 ] as const;
 

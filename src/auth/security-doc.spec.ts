@@ -5,6 +5,7 @@ import { describe, expect, it } from 'vitest';
 import { CheckoutController } from '../checkout/checkout.controller';
 import { SellingController } from '../listings/selling.controller';
 import { TransactionsController } from '../transactions/transactions.controller';
+import { WatchesController } from '../watches/watches.controller';
 import { ACCESS_POLICY, type AccessPolicy } from './access.decorators';
 
 const DOC = 'docs/SECURITY.md';
@@ -90,8 +91,8 @@ describe(DOC, () => {
       ...section.matchAll(/^\| `(\w+) ([^`]+)`[^|]*\|[^|]*\| (body|path) `(\w+)` \((\w+)\)/gm),
     ].map(([, method, path, where, field, wallet]) => `${method} ${path} → ${where} ${field} (${wallet})`);
     expect(documented.sort()).toEqual(
-      declaredSubjects([CheckoutController, SellingController, TransactionsController]),
+      declaredSubjects([CheckoutController, SellingController, TransactionsController, WatchesController]),
     );
-    expect(documented).toHaveLength(5);
+    expect(documented).toHaveLength(6);
   });
 });

@@ -55,6 +55,10 @@ export class WebhooksConfig {
   @EnvInt(1, 100)
   WEBHOOKS_MAX_ENDPOINTS_PER_CLIENT = 10;
 
+  /** Unexpired price watches one client may hold (src/watches/, docs/watches.md); one more is 409 CONFLICT. */
+  @EnvInt(1, 1_000_000)
+  WATCHES_MAX_PER_CLIENT = 1_000;
+
   /**
    * Events (and their delivery log) are kept this many days; the feed answers 410 for older cursors. At least 2:
    * longer than a delivery's whole retry schedule (about 28 h), so pruning never cuts one short.

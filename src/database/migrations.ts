@@ -37,6 +37,9 @@ import { CreateEndpointDisabledTrigger1795831000000 } from '../../migrations/179
 import { CreateSyncPassesRunningIndex1795831409600 } from '../../migrations/1795831409600-CreateSyncPassesRunningIndex';
 import { AddWebhookEndpointRateLimit1795832000000 } from '../../migrations/1795832000000-AddWebhookEndpointRateLimit';
 import { QuietHotWalkSyncEvents1795833000000 } from '../../migrations/1795833000000-QuietHotWalkSyncEvents';
+import { CreateWatches1795841036203 } from '../../migrations/1795841036203-CreateWatches';
+import { CreateWatchAlerts1795841036204 } from '../../migrations/1795841036204-CreateWatchAlerts';
+import { CreateWatchMatchTriggers1795841036205 } from '../../migrations/1795841036205-CreateWatchMatchTriggers';
 import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912-CreateCatalogEvents';
 import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
 
@@ -84,6 +87,9 @@ export const MIGRATIONS = [
   CreateSyncPassesRunningIndex1795831409600,
   AddWebhookEndpointRateLimit1795832000000,
   QuietHotWalkSyncEvents1795833000000,
+  CreateWatches1795841036203,
+  CreateWatchAlerts1795841036204,
+  CreateWatchMatchTriggers1795841036205,
   CreateCatalogEvents1795841037912,
   CreateRemovalReasonIndexes1795841037913,
 ];

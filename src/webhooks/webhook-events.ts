@@ -164,6 +164,32 @@ export interface SyncBackfillCompletedData {
   upserted: number;
   removed: number;
 }
+// --- watches (issue 32 item 3, docs/watches.md) ---------------------------------------------------------------
+
+/** An exact amount as the read API shows it (src/listings/listing.mapper.ts MoneyView). */
+export interface WatchMoney {
+  minor: Decimal;
+  decimals?: number;
+  amount?: string;
+  currency_mint?: string | null;
+  unformatted_reason?: string;
+}
+
+/**
+ * A watch of the client matched a listing (migrations/…-CreateWatchMatchTriggers.ts): `listed_under_max` (a new or
+ * re-listed listing at or under the watch's max price), `price_drop` (an active listing fell by at least the
+ * watch's percentage), `dropped_under_max` (an active listing fell from above the max to at or under it).
+ */
+export interface WatchMatchedData {
+  watch_id: string;
+  subject: string | null;
+  listing: { event_id: Decimal; ticket_id: Decimal; price: WatchMoney };
+  /** The active listing's price before the change; null for a new or re-listed listing. */
+  previous_price: WatchMoney | null;
+  reason: 'listed_under_max' | 'price_drop' | 'dropped_under_max';
+}
+
+// --- end watches ---------------------------------------------------------------------------------------------
 
 export interface PingData {
   endpoint_id: string;
@@ -190,6 +216,7 @@ export interface EventDataByType {
   'event.updated': EventUpdatedData;
   'event.removed': EventRemovedData;
   'sync.backfill_completed': SyncBackfillCompletedData;
+  'watch.matched': WatchMatchedData; // watches (issue 32 item 3)
 }
 
 export type EventType = keyof EventDataByType;
@@ -215,6 +242,7 @@ export const EVENT_VERSIONS: Readonly<Record<EventType, number>> = {
   'event.updated': 1,
   'event.removed': 1,
   'sync.backfill_completed': 1,
+  'watch.matched': 1, // watches (issue 32 item 3)
 };
 
 export const EVENT_TYPES = Object.keys(EVENT_VERSIONS) as EventType[];

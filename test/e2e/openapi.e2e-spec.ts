@@ -198,8 +198,8 @@ describe('OpenAPI document (e2e)', () => {
       }
     }
     expect(problems).toEqual([]);
-    // Checkout, listing, cancelling, signing as a user and as an integrator.
-    expect(declared).toBe(5);
+    // Checkout, listing, cancelling, signing as a user and as an integrator, watching for a user.
+    expect(declared).toBe(6);
   });
 
   it('gives every /v1 operation a unique camelCase operationId (the generated client names them)', () => {

@@ -1,0 +1,281 @@
+import type { Pool, PoolClient } from 'pg';
+import type { DataSource } from 'typeorm';
+import { afterAll, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
+import { CatalogMirrorRepository } from '../../src/catalog-sync/catalog-mirror.repository';
+import { mapListing, type ListingRow } from '../../src/catalog-sync/catalog-sync.mapper';
+import { ListingRepository } from '../../src/catalog-sync/listing.repository';
+import { pgPool } from '../../src/database/data-source';
+import { WatchRepository, type NewWatch, type WatchRow } from '../../src/watches/watch.repository';
+import type { WatchMatchedData } from '../../src/webhooks/webhook-events';
+import { openTestDataSource, type TestDataSource } from '../support/test-database';
+
+const EVENT = 7001n;
+const OTHER_EVENT = 7002n;
+
+function row(eventId: bigint, ticketId: bigint, price: bigint, seller = 'S1'): ListingRow {
+  const mapped = mapListing({ eventId, ticketId, askPriceMinor: price, raw: { seller } });
+  if (!mapped.ok) throw new Error('unmappable fixture');
+  return mapped.row;
+}
+
+let clients = 0;
+async function insertClient(dataSource: DataSource): Promise<string> {
+  const [created] = await dataSource.query<{ id: string }[]>(
+    `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+     VALUES ('t', $1::text, sha256(convert_to($1::text, 'UTF8')), ARRAY['watches:write']) RETURNING id`,
+    [`trb_live_watch${String(++clients).padStart(6, '0')}`],
+  );
+  if (!created) throw new Error('client not inserted');
+  return created.id;
+}
+
+/**
+ * The watch match (migrations/…-CreateWatchMatchTriggers.ts) on every write path of the mirror: a sync batch
+ * (ListingRepository.writeBatch, the path of full passes and per-event walks), a live observation
+ * (CatalogMirrorRepository.applyLiveListing) and plain SQL.
+ */
+describe('watch match (listings triggers)', () => {
+  let db: TestDataSource;
+  let dataSource: DataSource;
+  let pool: Pool;
+  let watches: WatchRepository;
+  let mirror: CatalogMirrorRepository;
+  const listings = new ListingRepository();
+  let clientA: string;
+  let clientB: string;
+  let observed = Date.UTC(2026, 0, 1);
+  /** A later observation instant each time (the stale-write guard only takes newer observations). */
+  const next = (): Date => new Date((observed += 1000));
+
+  const watch = async (input: Partial<NewWatch> & { clientId: string }): Promise<WatchRow> => {
+    const created = await watches.create(
+      {
+        eventId: EVENT,
+        query: null,
+        maxPriceMinor: null,
+        minDropPercent: null,
+        subject: null,
+        cooldownSeconds: null,
+        expiresAt: null,
+        ...input,
+      },
+      1000,
+      366,
+    );
+    if (typeof created === 'string') throw new Error(created);
+    return created;
+  };
+
+  /** One sync batch (a page of a pass or a walk) in its own transaction on its own connection. */
+  const writePage = async (rows: ListingRow[], at = next(), client?: PoolClient): Promise<number> => {
+    const c = client ?? (await pool.connect());
+    try {
+      await listings.prepareSeen(c);
+      await c.query('BEGIN');
+      const written = await listings.upsertPage(c, rows, at, '1');
+      await c.query('COMMIT');
+      return written;
+    } finally {
+      if (!client) c.release();
+    }
+  };
+
+  const matches = async (clientId?: string): Promise<(WatchMatchedData & { client: string })[]> => {
+    const rows = await dataSource.query<{ payload: WatchMatchedData; client_id: string }[]>(
+      `SELECT payload, client_id::text FROM outbox_events WHERE type = 'watch.matched'
+         AND ($1::uuid IS NULL OR client_id = $1::uuid) ORDER BY position`,
+      [clientId ?? null],
+    );
+    return rows.map((r) => ({ ...r.payload, client: r.client_id }));
+  };
+  const reasons = async (): Promise<string[]> =>
+    (await matches()).map((m) => `${m.listing.ticket_id}@${m.listing.price.minor}:${m.reason}`);
+
+  beforeAll(async () => {
+    db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 6 });
+    dataSource = db.dataSource;
+    pool = pgPool(dataSource);
+    watches = new WatchRepository(dataSource);
+    mirror = new CatalogMirrorRepository(dataSource);
+    clientA = await insertClient(dataSource);
+    clientB = await insertClient(dataSource);
+  });
+  afterAll(() => db?.close());
+  beforeEach(async () => {
+    await dataSource.query(`DELETE FROM watches`);
+    await dataSource.query(`DELETE FROM listings`);
+    await dataSource.query(`DELETE FROM outbox_events`);
+    await dataSource.query(`DELETE FROM protocol_config`);
+  });
+
+  it('a new listing at or under the max price matches, with the exact and the formatted price; above it does not', async () => {
+    await dataSource.query(
+      `INSERT INTO protocol_config (stablecoin_decimals, stablecoin_mint, raw, fetched_at)
+       VALUES (6, 'MINT', '{}', now())`,
+    );
+    const w = await watch({ clientId: clientA, maxPriceMinor: 80_000_000n, subject: 'alice' });
+    await writePage([row(EVENT, 1n, 79_500_000n), row(EVENT, 2n, 80_000_001n), row(OTHER_EVENT, 3n, 1n)]);
+    const found = await matches();
+    expect(found).toEqual([
+      {
+        client: clientA,
+        watch_id: w.id,
+        subject: 'alice',
+        listing: {
+          event_id: '7001',
+          ticket_id: '1',
+          price: { minor: '79500000', decimals: 6, amount: '79.5', currency_mint: 'MINT' },
+        },
+        previous_price: null,
+        reason: 'listed_under_max',
+      },
+    ]);
+  });
+
+  it('formats nothing while the protocol config is unknown (minor units and the reason)', async () => {
+    await watch({ clientId: clientA, maxPriceMinor: 100n });
+    await writePage([row(EVENT, 1n, 100n)]);
+    const [only] = await matches();
+    expect(only?.listing.price).toEqual({
+      minor: '100',
+      unformatted_reason:
+        'protocol config not fetched from the upstream yet: stablecoin_decimals unknown, amount not formatted',
+    });
+  });
+
+  it('a drop of at least the percentage matches (price_drop), a smaller one does not; a fall under the max is dropped_under_max', async () => {
+    await writePage([row(EVENT, 1n, 1000n), row(EVENT, 2n, 1000n)]);
+    await watch({ clientId: clientA, minDropPercent: 10 });
+    await watch({ clientId: clientB, maxPriceMinor: 700n });
+    await writePage([row(EVENT, 1n, 901n), row(EVENT, 2n, 1100n)]); // 9.9 %: nothing; a rise: nothing
+    expect(await reasons()).toEqual([]);
+    await writePage([row(EVENT, 1n, 811n)]); // 901 → 811: 9.99 %, still under 10
+    expect(await reasons()).toEqual([]);
+    await writePage([row(EVENT, 1n, 729n)]); // 811 → 729: 10.1 %; still above B's max
+    expect(await reasons()).toEqual(['1@729:price_drop']);
+    await writePage([row(EVENT, 2n, 650n)]); // 1100 → 650: 40.9 %, and under B's max from above it
+    const found = await matches();
+    expect(found.slice(1).map((m) => [m.client, m.reason, m.previous_price?.minor])).toEqual([
+      [clientA, 'price_drop', '1100'],
+      [clientB, 'dropped_under_max', '1100'],
+    ]);
+  });
+
+  it('never the same listing twice at the same price: unchanged rewrites, other fields, a removal and re-listing', async () => {
+    await watch({ clientId: clientA, maxPriceMinor: 500n });
+    await writePage([row(EVENT, 1n, 400n)]);
+    await writePage([row(EVENT, 1n, 400n)]); // unchanged: not written at all
+    await writePage([row(EVENT, 1n, 400n, 'S2')]); // another field changed: written, same price
+    await dataSource.query(`UPDATE listings SET removed_at = now() WHERE ticket_id = 1`);
+    await writePage([row(EVENT, 1n, 400n)]); // re-listed at the same price
+    expect(await reasons()).toEqual(['1@400:listed_under_max']);
+    await dataSource.query(`UPDATE listings SET removed_at = now() WHERE ticket_id = 1`);
+    await writePage([row(EVENT, 1n, 300n)]); // re-listed cheaper: a new price
+    expect(await reasons()).toEqual(['1@400:listed_under_max', '1@300:listed_under_max']);
+  });
+
+  it('an expired or deleted watch matches nothing', async () => {
+    const expiring = await watch({
+      clientId: clientA,
+      maxPriceMinor: 500n,
+      expiresAt: new Date(Date.now() + 86_400_000).toISOString(),
+    });
+    const deleted = await watch({ clientId: clientA, maxPriceMinor: 500n });
+    await dataSource.query(`UPDATE watches SET expires_at = now() - interval '1 second' WHERE id = $1`, [
+      expiring.id,
+    ]);
+    expect(await watches.delete(clientA, deleted.id)).toBe(true);
+    await watch({ clientId: clientB, maxPriceMinor: 500n });
+    await writePage([row(EVENT, 1n, 100n)]);
+    expect((await matches()).map((m) => m.client)).toEqual([clientB]);
+  });
+
+  it("a client never receives another client's matches: each event goes to its watch's client only", async () => {
+    const a = await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const b = await watch({ clientId: clientB, maxPriceMinor: 200n });
+    await writePage([row(EVENT, 1n, 300n), row(EVENT, 2n, 100n)]);
+    expect(
+      (await matches(clientA))
+        .map((m) => [m.watch_id, m.listing.ticket_id])
+        .toSorted((x, y) => x[1].localeCompare(y[1])),
+    ).toEqual([
+      [a.id, '1'],
+      [a.id, '2'],
+    ]);
+    expect((await matches(clientB)).map((m) => [m.watch_id, m.listing.ticket_id])).toEqual([[b.id, '2']]);
+  });
+
+  it('a rolled-back mirror write announces nothing and records nothing', async () => {
+    await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const c = await pool.connect();
+    try {
+      await listings.prepareSeen(c);
+      await c.query('BEGIN');
+      expect(await listings.upsertPage(c, [row(EVENT, 1n, 100n)], next(), '1')).toBe(1);
+      expect((await c.query(`SELECT count(*)::int AS n FROM outbox_events`)).rows[0].n).toBe(1);
+      await c.query('ROLLBACK');
+    } finally {
+      c.release();
+    }
+    expect(await reasons()).toEqual([]);
+    expect((await dataSource.query(`SELECT count(*)::int AS n FROM watch_alerts`))[0].n).toBe(0);
+    await writePage([row(EVENT, 1n, 100n)]); // the same change committed later is announced, once
+    expect(await reasons()).toEqual(['1@100:listed_under_max']);
+  });
+
+  it('two writers committing the same change concurrently announce it once (the second write is a no-op)', async () => {
+    await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const at = next();
+    const [c1, c2] = [await pool.connect(), await pool.connect()];
+    try {
+      for (const c of [c1, c2]) {
+        await listings.prepareSeen(c);
+        await c.query('BEGIN');
+      }
+      expect(await listings.upsertPage(c1, [row(EVENT, 1n, 100n)], at, '1')).toBe(1);
+      // The second writer's insert waits on the first's row until it commits, then finds the same content
+      // there: its rewrite (if any) changes no price and makes no listing active, so it matches nothing.
+      const second = listings.upsertPage(c2, [row(EVENT, 1n, 100n)], at, '2');
+      await c1.query('COMMIT');
+      await second;
+      await c2.query('COMMIT');
+    } finally {
+      c1.release();
+      c2.release();
+    }
+    expect(await reasons()).toEqual(['1@100:listed_under_max']);
+  });
+
+  it('a live observation (checkout, selling) matches like a pass: a drop seen by applyLiveListing', async () => {
+    await writePage([row(EVENT, 1n, 1000n)]);
+    await watch({ clientId: clientA, minDropPercent: 20 });
+    const live = (price: bigint) => ({
+      eventId: EVENT,
+      ticketId: 1n,
+      live: { eventId: EVENT, ticketId: 1n, askPriceMinor: price, raw: { seller: 'S1' } },
+      observedAt: next(),
+    });
+    expect((await mirror.applyLiveListing(live(800n))).changed).toBe(true);
+    expect((await mirror.applyLiveListing(live(800n))).changed).toBe(false);
+    expect(await reasons()).toEqual(['1@800:price_drop']);
+  });
+
+  it('a cooldown: one alert per watch per window, the cheapest of a batch', async () => {
+    const w = await watch({ clientId: clientA, maxPriceMinor: 500n, cooldownSeconds: 3600 });
+    await writePage([row(EVENT, 1n, 300n), row(EVENT, 2n, 200n), row(EVENT, 3n, 400n)]);
+    expect(await reasons()).toEqual(['2@200:listed_under_max']);
+    await writePage([row(EVENT, 4n, 100n)]);
+    expect(await reasons()).toHaveLength(1);
+    await dataSource.query(`UPDATE watches SET last_alerted_at = now() - interval '2 hours' WHERE id = $1`, [
+      w.id,
+    ]);
+    await writePage([row(EVENT, 5n, 150n)]);
+    expect(await reasons()).toEqual(['2@200:listed_under_max', '5@150:listed_under_max']);
+  });
+
+  it('without any watch, mirror writes announce nothing', async () => {
+    await writePage([row(EVENT, 1n, 1n), row(EVENT, 2n, 2n)]);
+    await writePage([row(EVENT, 1n, 0n)]);
+    expect(await reasons()).toEqual([]);
+  });
+});
