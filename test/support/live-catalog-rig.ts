@@ -91,6 +91,16 @@ export class LiveCatalogRig {
     });
   }
 
+  /** POST of a JSON body on a replica with the admin key (e.g. `/v1/admin/sync`). */
+  post(replica: Replica, path: string, body: unknown): Promise<Response> {
+    return fetch(`${replica.url}${path}`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${this.apiKey}`, 'content-type': 'application/json' },
+      body: JSON.stringify(body),
+      signal: AbortSignal.timeout(15_000),
+    });
+  }
+
   /** Whether a pass row's holder is this replica (holder = `host:pid:random`, DurableWorkService.instanceId). */
   isHolder(replica: Replica, holder: string): boolean {
     return holder.split(':')[1] === String(replica.child.pid);
