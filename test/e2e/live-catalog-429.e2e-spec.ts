@@ -19,6 +19,8 @@ async function counter(rig: LiveCatalogRig, replica: Replica, sample: string): P
   return line === undefined ? 0 : Number(line.slice(sample.length + 1));
 }
 
+const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
 /** The most requests that arrived within any one second (half-open sliding window over arrival times). */
 function busiestSecond(times: readonly number[]): { count: number; at: number } {
   const sorted = [...times].sort((x, y) => x - y);
@@ -65,9 +67,9 @@ describe('live catalog: a 429 storm shrinks hot walks within the upstream budget
 
     // A reader keeps the ten events hot (plain reads: no upstream call), with a fresh=true read now and then.
     const statuses: number[] = [];
-    let reading = true;
+    const stop = new AbortController();
     const reader = (async () => {
-      for (let i = 0; reading && i < 10_000; i++) {
+      for (let i = 0; !stop.signal.aborted && i < 10_000; i++) {
         const event = events[i % HOT_EVENTS];
         const fresh = i % 25 === 0 ? '&fresh=true' : '';
         const res = await rig
@@ -91,7 +93,6 @@ describe('live catalog: a 429 storm shrinks hot walks within the upstream budget
     const skippedWalks = async () =>
       (await counter(rig, r, 'catalog_sync_hot_walks_skipped_total{reason="budget"}')) +
       (await counter(rig, r, 'catalog_sync_hot_walks_skipped_total{reason="concurrency"}'));
-    const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
     try {
       // Calm: the hot walks settle into the budget.
@@ -129,7 +130,7 @@ describe('live catalog: a 429 storm shrinks hot walks within the upstream budget
         RPS,
       );
     } finally {
-      reading = false;
+      stop.abort();
       await reader;
     }
     // Nothing 5xx (nor a failed connection) from the service, throughout.

@@ -12,6 +12,13 @@ const reads = (replica: Replica, kind: 'walk' | 'full'): number =>
     (r) => r.path.startsWith(LISTINGS_PATH) && r.path.includes('eventId=') === (kind === 'walk'),
   ).length;
 
+/** Freezes a replica once its proxy has seen `count` more listing reads of that kind (bounded wait). */
+async function freezeAfter(replica: Replica, kind: 'walk' | 'full', count: number): Promise<void> {
+  const from = reads(replica, kind);
+  await waitUntil(() => reads(replica, kind) >= from + count, 20_000, 2);
+  replica.child.kill('SIGSTOP');
+}
+
 /**
  * Issue 30's acceptance across processes: a per-event walk (replica A, `?fresh=true`) and a full listings pass
  * (replica B, operator API) over the same busy event, overlapping in time, started in both orders. The older pass
@@ -48,12 +55,6 @@ describe('live catalog: a per-event walk and a full pass on two replicas, both o
     const res = await rig.post(b, '/v1/admin/sync', { resource: 'listings' });
     expect(res.status).toBe(202);
   };
-  /** Freezes a replica once its proxy has seen `count` more listing reads of that kind (bounded wait). */
-  const freezeAfter = async (replica: Replica, kind: 'walk' | 'full', count: number): Promise<void> => {
-    const from = reads(replica, kind);
-    await waitUntil(() => reads(replica, kind) >= from + count, 20_000, 2);
-    replica.child.kill('SIGSTOP');
-  };
 
   it('sets up two replicas that only sync when asked, and an exact mirror', async () => {
     // The busy event's listings come first in a full pass (the generated catalog is 5 listings).
@@ -76,7 +77,7 @@ describe('live catalog: a per-event walk and a full pass on two replicas, both o
   for (const order of ['full pass older, walk newer', 'walk older, full pass newer'] as const) {
     it(`${order}: the newer pass's view stands, and the next walk makes the mirror exact`, async () => {
       const fullFirst = order === 'full pass older, walk newer';
-      const [older, newer] = fullFirst ? [b, a] : [a, b];
+      const older = fullFirst ? b : a;
       const tickets = [...busy.listings.keys()];
       // Listings of the event's first page: the older pass has read them when it is frozen.
       const [cancelled, repriced, cancelledDuring, repricedDuring] = tickets;
@@ -131,7 +132,24 @@ describe('live catalog: a per-event walk and a full pass on two replicas, both o
         rig.sandbox.admin.clearFaults();
         const next = await walkOnA();
         expect(((await next.json()) as { stale: boolean }).stale).toBe(false);
-        expect(differences(await rig.verify())).toEqual([]);
+        const diff = differences(await rig.verify());
+        // On a difference, the row and the passes since the round began say which write was refused or missed.
+        const details =
+          diff.length === 0
+            ? ''
+            : JSON.stringify({
+                row: await rig.query(
+                  `SELECT ticket_id::text, ask_price_minor::text, removed_at, observed_at, last_seen_pass::text
+                   FROM listings WHERE event_id = $1 AND ticket_id = $2`,
+                  [busy.eventId.toString(), repricedDuring.toString()],
+                ),
+                passes: await rig.query(
+                  `SELECT id::text, resource, status, trigger, holder, started_at, finished_at, pages::int
+                   FROM sync_passes WHERE id > $1 ORDER BY id`,
+                  [since],
+                ),
+              });
+        expect(diff, details).toEqual([]);
         const exact = await rig.mirrorOf(busy.eventId);
         expect(exact).toEqual(busy.listings);
         expect(exact.has(cancelledDuring)).toBe(false);

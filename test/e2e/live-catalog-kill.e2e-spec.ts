@@ -3,7 +3,7 @@ import { differences, useLiveCatalogRig } from '../support/live-catalog-rig';
 import { waitUntil } from '../support/wait';
 
 /** Long enough that the dead walk's lease is still held when B's read comes: B must wait it out and reap. */
-const LEASE_TTL_MS = 12_000;
+const LEASE_TTL_MS = 15_000;
 const PAGE_SIZE = 10;
 const BUSY_LISTINGS = 200;
 

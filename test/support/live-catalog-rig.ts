@@ -254,7 +254,7 @@ export function useLiveCatalogRig(sandbox: {
     const alive = rig.replicas.filter((r) => r.child.exitCode === null && r.child.signalCode === null);
     for (const r of alive) r.child.kill('SIGKILL');
     await Promise.all(alive.map((r) => waitForExit(r.child, 10_000).catch(() => null)));
-    await Promise.all(rig.replicas.map((r) => r.proxy?.close()));
+    await Promise.all(rig.replicas.flatMap((r) => (r.proxy === null ? [] : [r.proxy.close()])));
     rig.upstream?.close();
     await rig.sandbox?.close();
     if (rig.databaseUrl) await dropDatabase(adminUrl, rig.databaseUrl);

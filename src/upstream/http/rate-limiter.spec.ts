@@ -24,14 +24,14 @@ describe(AdaptiveRateLimiter.name, () => {
     for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
     expect(clock.t).toBe(0);
     await sut.acquire(Infinity);
-    expect(clock.t).toBe(1_000);
+    expect(clock.t).toBe(1_050);
   });
 
   it('paces at the rate once the burst is spent', async () => {
     const clock = fakeClock();
     const sut = new AdaptiveRateLimiter(options, clock);
     for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
-    clock.t = 1_000;
+    clock.t = 1_050;
     for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
     const t = clock.t;
     await sut.acquire(Infinity);
@@ -109,7 +109,7 @@ describe(AdaptiveRateLimiter.name, () => {
     for (let i = 0; i < 5; i++) await sut.acquire(Infinity);
     expect(clock.t).toBe(0);
     await sut.acquire(Infinity);
-    expect(clock.t).toBe(1_000);
+    expect(clock.t).toBe(1_050);
     for (let i = 0; i < 10; i++) sut.onRateLimited(undefined);
     expect(sut.currentRate).toBe(0.5);
     sut.setShare(1);
