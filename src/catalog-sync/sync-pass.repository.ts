@@ -3,6 +3,10 @@ import type { SyncPassStatus, SyncResource } from './sync-pass.entity';
 import { namedLeaseCovers } from '../durable-work/named-lease.repository';
 
 /** A pass as the service and the operator API see it. */
+/** The error of a running pass marked failed because its lease no longer covers it (failAbandoned). */
+export const ABANDONED_PASS_ERROR =
+  'abandoned: its holder stopped renewing the lease (process died or lost the database)';
+
 export interface SyncPassRecord {
   id: string;
   resource: SyncResource;
@@ -121,10 +125,10 @@ export class SyncPassRepository {
    */
   async failAbandoned(db: Sql = this.sql): Promise<{ id: string; resource: SyncResource }[]> {
     const { rows } = await db.query<{ id: string; resource: SyncResource }>(
-      `UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(),
-         error = 'abandoned: its holder stopped renewing the lease (process died or lost the database)'
+      `UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(), error = $1
        WHERE p.status = 'running' AND NOT ${namedLeaseCovers('p.id', 'p.fencing_token')}
        RETURNING p.id::text, p.resource`,
+      [ABANDONED_PASS_ERROR],
     );
     return rows;
   }

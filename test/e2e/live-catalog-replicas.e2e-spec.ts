@@ -1,108 +1,102 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { generateApiKey } from '../../src/auth/api-key';
-import { OffsetClock } from '../../src/sandbox/sandbox.clock';
-import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
-import { pgQuery, syncServiceEnv } from '../support/catalog-mirror';
-import { spawnService, waitForExit, type ServiceProcess } from '../support/service-process';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { describe, expect, it } from 'vitest';
+import { overlappingWalks, useLiveCatalogRig, type Replica } from '../support/live-catalog-rig';
 import { waitUntil } from '../support/wait';
 
+/** What every replica shares: small pages (a walk of a busy event is several upstream requests). */
+const COMMON = {
+  SYNC_PAGE_SIZE: '10',
+  SYNC_HOT_TARGET_MS: '1000',
+  SYNC_HOT_MIN_INTERVAL_MS: '200',
+  SYNC_HOT_DEMAND_HALF_LIFE_MS: '5000',
+  LISTINGS_FRESH_TIMEOUT_MS: '10000',
+};
+
 /**
- * Issue 30 across replicas (service processes on one database, one sandbox): an event read only on replica A,
- * which does not sync, is walked by the replicas that do (B and C), and the per-event lease keeps their walks
- * of it single-flight: no two `event_listings` passes of the event overlap in time.
- * Not here yet: kill -9 mid-walk and a 429 storm through the app (see the branch report).
+ * Issue 30 across replicas (service processes on one database, one sandbox):
+ * - a hot event read only on replica A, which cannot walk (SYNC_ENABLED=false: no scheduler), is refreshed by
+ *   replica B's schedule: every walk of it is B's (its pass `holder`), and A serves what B's walk brought;
+ * - with a third replica C scheduling too, many concurrent `?fresh=true` reads on all three and both schedulers
+ *   hammering one event: no two `event_listings` passes of it ever overlapped in time (from `sync_passes`).
  */
-describe('live catalog across replicas: demand on A walked by B/C, walks of one event never overlap', () => {
-  const adminUrl = inject('databaseAdminUrl');
-  const apiKey = generateApiKey();
-  let databaseUrl: string;
-  let sandbox: SandboxHandle;
-  const running: ServiceProcess[] = [];
-  const query = pgQuery(() => databaseUrl);
+describe('live catalog across replicas: demand on A walked by B; walks of one event never overlap', () => {
+  const rig = useLiveCatalogRig({ seed: 'live-replicas', events: 8, listings: 80 });
+  let a: Replica;
+  let b: Replica;
 
-  beforeAll(async () => {
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    sandbox = await startSandbox({
-      host: '127.0.0.1',
-      port: 0,
-      seed: 'live-replicas',
-      events: 12,
-      listings: 240,
-      clock: new OffsetClock({ frozen: true, startMs: Date.UTC(2030, 0, 1) }),
-    });
-  });
-  afterAll(async () => {
-    for (const p of running) if (p.child.exitCode === null) p.child.kill('SIGKILL');
-    await Promise.all(running.map((p) => waitForExit(p.child, 10_000).catch(() => null)));
-    await sandbox?.close();
-    if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
-  });
+  it('a hot event read on A (which cannot walk) is refreshed by B’s schedule: every walk’s holder is B', async () => {
+    const read = rig.seedBusyEvent(20, 'Read on A');
+    const unread = rig.seedBusyEvent(20, 'Read by nobody');
+    b = await rig.spawn({ ...COMMON, SYNC_ENABLED: 'true', SYNC_ON_STARTUP: 'true' });
+    a = await rig.spawn({ ...COMMON, SYNC_ENABLED: 'false' });
+    await rig.fullPassCompleted();
+    // A listing appears upstream after the full pass: only a walk of the event can bring it.
+    const added = rig.list(read, 1n);
 
-  it('an event read only on A (SYNC_ENABLED=false) is walked by B and C, one walk at a time', async () => {
-    const syncing = (): Record<string, string> =>
-      syncServiceEnv(databaseUrl, sandbox, {
-        SYNC_ENABLED: 'true',
-        SYNC_ON_STARTUP: 'true',
-        SYNC_EVENTS_INTERVAL_MS: '3600000',
-        SYNC_LISTINGS_INTERVAL_MS: '3600000',
-        SYNC_HOT_TARGET_MS: '1000',
-        SYNC_HOT_MIN_INTERVAL_MS: '200',
-        SYNC_HOT_STARTS_WITHIN_MS: '0',
-        SYNC_HOT_DEMAND_HALF_LIFE_MS: '5000',
-      });
-    const [b, c] = await Promise.all([spawnService(syncing(), 60_000), spawnService(syncing(), 60_000)]);
-    running.push(b, c);
-    const a = await spawnService(
-      syncServiceEnv(databaseUrl, sandbox, { SYNC_ENABLED: 'false', BFF_BOOTSTRAP_API_KEY: apiKey }),
-      60_000,
-    );
-    running.push(a);
-    await waitUntil(
-      async () =>
-        (
-          await query<{ n: number }>(
-            `SELECT count(*)::int AS n FROM sync_passes WHERE resource = 'listings' AND status = 'completed'`,
-          )
-        )[0]?.n >= 1,
-      60_000,
-      200,
-    );
-    const events = await query<{ id: string }>(
-      `SELECT DISTINCT event_id::text AS id FROM listings WHERE removed_at IS NULL ORDER BY 1 LIMIT 2`,
-    );
-    const [read, unread] = events.map((e) => e.id);
-    expect(unread).toBeDefined();
-    const walksOf = (id: string) =>
-      query<{ holder: string; status: string; started_at: Date; finished_at: Date | null }>(
-        `SELECT holder, status, started_at, finished_at FROM sync_passes
-         WHERE resource = 'event_listings' AND scope_event_id = $1 ORDER BY started_at, id`,
-        [id],
-      );
-
-    // Reads on A only, a few per second, until B/C have walked the event several times (bounded).
+    let servedOnA = false;
     await waitUntil(
       async () => {
-        const res = await fetch(`${a.url}/v1/events/${read}/listings?limit=10`, {
-          headers: { authorization: `Bearer ${apiKey}` },
-        });
+        const res = await rig.get(a, `/v1/events/${read.eventId}/listings?limit=5`);
         expect(res.status).toBe(200);
-        return (await walksOf(read)).filter((w) => w.status === 'completed').length >= 6;
+        const page = (await res.json()) as { items: { ticket_id: string }[] };
+        servedOnA ||= page.items.some((i) => BigInt(i.ticket_id) === added);
+        return (
+          servedOnA && (await rig.walksOf(read.eventId)).filter((w) => w.status === 'completed').length >= 3
+        );
       },
-      45_000,
+      40_000,
       200,
     );
 
-    const walks = await walksOf(read);
-    // A does not sync (no scheduler, no fresh=true here): every walk is a hot walk of B's or C's scheduler.
-    expect(walks.length).toBeGreaterThanOrEqual(6);
-    // Single flight across replicas: each walk of the event started after the previous one had finished.
-    const overlaps = walks
-      .slice(1)
-      .map((w, i) => [walks[i], w] as const)
-      .filter(([previous, w]) => !previous?.finished_at || previous.finished_at > w.started_at);
-    expect(overlaps).toEqual([]);
+    const walks = await rig.walksOf(read.eventId);
+    expect(walks.length).toBeGreaterThanOrEqual(3);
+    // Which replica walked: B, by its hot schedule, every time; never A.
+    expect(walks.filter((w) => !rig.isHolder(b, w.holder))).toEqual([]);
+    expect(walks.filter((w) => rig.isHolder(a, w.holder))).toEqual([]);
+    expect(new Set(walks.map((w) => w.trigger))).toEqual(new Set(['hot']));
+    expect(overlappingWalks(walks)).toEqual([]);
     // An event nobody reads is not walked.
-    expect(await walksOf(unread ?? '')).toEqual([]);
-  }, 150_000);
+    expect(await rig.walksOf(unread.eventId)).toEqual([]);
+  }, 90_000);
+
+  it('concurrent fresh=true reads on every replica and two schedulers: no two walks of the event overlap', async () => {
+    const busy = rig.seedBusyEvent(40, 'Hammered');
+    const c = await rig.spawn({ ...COMMON, SYNC_ENABLED: 'true', SYNC_ON_STARTUP: 'false' });
+    // Each walk of the event is 4–5 pages of 30 ms: long enough for the others to collide with it.
+    rig.sandbox.admin.setFaults([{ operation: 'listings', kind: 'latency', latencyMs: 30 }]);
+    const statuses: number[] = [];
+    const until = Date.now() + 8_000;
+    for (let round = 0; round < 200 && Date.now() < until; round++) {
+      const reads = [a, b, c].flatMap((replica) =>
+        Array.from({ length: 8 }, async () => {
+          const res = await rig.get(replica, `/v1/events/${busy.eventId}/listings?fresh=true&limit=5`);
+          await res.arrayBuffer();
+          statuses.push(res.status);
+        }),
+      );
+      await Promise.all(reads);
+    }
+    rig.sandbox.admin.clearFaults();
+    // The last walks finish (bounded), then the record is read.
+    await waitUntil(
+      async () => (await rig.walksOf(busy.eventId)).every((w) => w.status !== 'running'),
+      15_000,
+      100,
+    );
+
+    expect(statuses.length).toBeGreaterThanOrEqual(48);
+    expect(statuses.filter((s) => s !== 200)).toEqual([]);
+    const walks = await rig.walksOf(busy.eventId);
+    // Concurrent readers coalesced: far fewer walks than reads, but many walks, by several replicas and by
+    // both kinds of trigger (fresh reads and the schedulers of B and C).
+    expect(walks.length).toBeGreaterThanOrEqual(5);
+    expect(walks.length).toBeLessThan(statuses.length);
+    const holders = new Set(walks.map((w) => [a, b, c].findIndex((r) => rig.isHolder(r, w.holder))));
+    expect(holders.has(-1)).toBe(false);
+    expect(holders.size).toBeGreaterThanOrEqual(2);
+    expect(walks.some((w) => w.trigger === 'fresh')).toBe(true);
+    expect(walks.some((w) => w.trigger === 'hot')).toBe(true);
+    // Single flight across replicas, from the pass records: each walk started after the previous one ended.
+    expect(overlappingWalks(walks)).toEqual([]);
+    expect(walks.filter((w) => w.status === 'completed').length).toBeGreaterThanOrEqual(5);
+  }, 90_000);
 });

@@ -18,13 +18,57 @@ function fakeClock(): UpstreamClock & { t: number } {
 const options = { maxRatePerSecond: 10, minRatePerSecond: 1, recoveryIntervalMs: 1_000, recoveryStep: 0.1 };
 
 describe(AdaptiveRateLimiter.name, () => {
-  it('lets a burst of one second through, then paces at the rate', async () => {
+  it('lets a burst of one second through, then nothing more until that second has passed', async () => {
     const clock = fakeClock();
     const sut = new AdaptiveRateLimiter(options, clock);
     for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
     expect(clock.t).toBe(0);
     await sut.acquire(Infinity);
-    expect(clock.t).toBe(100);
+    expect(clock.t).toBe(1_050);
+  });
+
+  it('paces at the rate once the burst is spent', async () => {
+    const clock = fakeClock();
+    const sut = new AdaptiveRateLimiter(options, clock);
+    for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
+    clock.t = 1_050;
+    for (let i = 0; i < 10; i++) await sut.acquire(Infinity);
+    const t = clock.t;
+    await sut.acquire(Infinity);
+    await sut.acquire(Infinity);
+    expect(clock.t).toBeGreaterThanOrEqual(t + 100);
+  });
+
+  it('never grants more than the rate within any one second, whatever the callers do (budget as counted upstream)', async () => {
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.oneof(
+            { arbitrary: fc.constant(-1), weight: 1 },
+            { arbitrary: fc.integer({ min: 0, max: 700 }), weight: 12 },
+          ),
+          { minLength: 1, maxLength: 80 },
+        ),
+        async (steps) => {
+          const clock = fakeClock();
+          const sut = new AdaptiveRateLimiter(options, clock);
+          const grants: number[] = [];
+          for (const step of steps) {
+            if (step < 0) sut.onRateLimited(undefined);
+            else {
+              // Mostly at once (callers queued on the limiter), sometimes up to 200 ms apart.
+              clock.t += Math.max(0, step - 500);
+              await sut.acquire(Infinity);
+              grants.push(clock.t);
+            }
+          }
+          for (let i = 0; i < grants.length; i++) {
+            const inSecond = grants.filter((g) => g >= grants[i] && g < grants[i] + 1_000).length;
+            expect(inSecond).toBeLessThanOrEqual(options.maxRatePerSecond);
+          }
+        },
+      ),
+    );
   });
 
   it('halves the rate on each 429 down to the floor, and recovers slowly', async () => {
@@ -65,7 +109,7 @@ describe(AdaptiveRateLimiter.name, () => {
     for (let i = 0; i < 5; i++) await sut.acquire(Infinity);
     expect(clock.t).toBe(0);
     await sut.acquire(Infinity);
-    expect(clock.t).toBe(200);
+    expect(clock.t).toBe(1_050);
     for (let i = 0; i < 10; i++) sut.onRateLimited(undefined);
     expect(sut.currentRate).toBe(0.5);
     sut.setShare(1);

@@ -20,10 +20,19 @@ export class RateLimitWaitTooLong extends Error {
 
 /** A shared throttle lowers this replica only when it is lower by more than rounding. */
 const LOWER_BY_MORE_THAN = 1e-9;
+/**
+ * No window of one second holds more grants than the rate's whole requests. The bucket alone let a full second of
+ * burst through on top of a second of refill: twice the budget within one second, as the upstream counts it
+ * (test/e2e/live-catalog-429.e2e-spec.ts saw 11 requests in one second at a budget of 6). The window is 50 ms
+ * longer than a second: a grant reaches the wire a little after it is made, and unevenly, so a window of exactly
+ * one second here still let the upstream count one more (7 of 6) when an early request left late.
+ */
+const WINDOW_MS = 1050;
 
 /**
  * Process-wide token bucket with an adaptive rate (contract part 7: on 429 honour Retry-After and lower
- * the request frequency). A 429 halves the rate (down to the floor) and, with Retry-After, pauses every
+ * the request frequency), and a sliding window: no second ever holds more grants than the rate's whole requests
+ * (the bucket's burst is spent within the second, never on top of the next second's refill). A 429 halves the rate (down to the floor) and, with Retry-After, pauses every
  * caller until then; each quiet recovery interval adds back a step of the maximum (additive increase,
  * multiplicative decrease).
  *
@@ -39,6 +48,8 @@ export class AdaptiveRateLimiter {
   private changedAt: number;
   private pausedUntil = 0;
   private share = 1;
+  /** Grant times within the last WINDOW_MS, oldest first (at most the rate's whole requests). */
+  private readonly granted: number[] = [];
   private readonly options: Required<RateLimiterOptions>;
   private readonly listeners = new Set<(throttle: OwnThrottle) => void>();
 
@@ -75,15 +86,28 @@ export class AdaptiveRateLimiter {
       const wait = Math.max(
         this.pausedUntil - now,
         this.tokens >= 1 ? 0 : ((1 - this.tokens) / this.rate) * 1000,
+        this.windowWait(now),
       );
       if (wait <= 0) {
         this.tokens -= 1;
+        this.granted.push(now);
         return;
       }
       if (now + wait > deadline) throw new RateLimitWaitTooLong(Math.ceil(wait));
       await this.clock.sleep(Math.ceil(wait), signal);
     }
     throw new RateLimitWaitTooLong(0);
+  }
+
+  /**
+   * How long until one more grant keeps every window of WINDOW_MS at or below the rate (whole requests, at least
+   * one): the time the oldest grant that would be one too many leaves the window.
+   */
+  private windowWait(now: number): number {
+    while (this.granted.length > 0 && (this.granted[0] ?? now) <= now - WINDOW_MS) this.granted.shift();
+    const cap = Math.max(1, Math.floor(this.rate + LOWER_BY_MORE_THAN));
+    if (this.granted.length < cap) return 0;
+    return (this.granted[this.granted.length - cap] ?? now) + WINDOW_MS - now;
   }
 
   /** A 429 arrived: halve the rate, and when the upstream said how long, pause everyone that long. */
