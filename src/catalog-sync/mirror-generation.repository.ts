@@ -2,7 +2,11 @@ import type { Sql } from './sql';
 
 export const MIRROR_GENERATION_CHANNEL = 'mirror_generation';
 
-/** The only code that reads or writes `mirror_generation`. */
+/**
+ * The sync's bump of `mirror_generation` (with its NOTIFY) and its read of the current value. The mirror's read side
+ * reads it (the mirror state, the response cache key) and bumps it too when a live re-read changes a listing
+ * (catalog-mirror.repository.ts `applyLiveListing`): both in catalog-sync, the table's one owner.
+ */
 export class MirrorGenerationRepository {
   constructor(private readonly sql: Sql) {}
 

@@ -5,7 +5,7 @@ import { SandboxProcess } from '../../bench/chaos/sandbox-process';
 import { replicaEnv } from '../../bench/chaos/service-env';
 import { ServiceReplica } from '../../bench/chaos/service-replica';
 import { generateApiKey } from '../../src/auth/api-key';
-import { appendStatement } from '../../src/webhooks/outbox.repository';
+import { appendStatement } from '../support/outbox-events';
 import type { NewEvent } from '../../src/webhooks/webhook-events';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
