@@ -2,7 +2,8 @@
 // npm run lint:deps [-- <root>]: the dependency rule of DESIGN.md ("Rules of the house") that oxlint's
 // no-restricted-imports cannot express because it is generic over module names — each table has one owning
 // module: a `*.entity.ts` lives in a module folder `src/<m>/` and is imported only from `src/<m>/`, from
-// tests (`test/`) and from migrations (`migrations/`). The other rules (axios/cockatiel only in upstream/,
+// tests (`test/`) and from migrations (`migrations/`); and a table's name appears in SQL only inside its owning
+// module (TABLE_OWNERS below). The other rules (axios/cockatiel only in upstream/,
 // who may import sandbox/, where process.env is read) are oxlint overrides in .oxlintrc.json.
 // Prints one `file:line: message` per violation and exits 1 when there is any.
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -97,23 +98,88 @@ for (const file of walk(join(root, 'src'))) {
   }
 }
 
-// The mirror has one owner (DESIGN.md, docs/catalog-sync.md "Ownership"): its tables are named in SQL only inside
-// src/catalog-sync/; every other module asks CatalogSyncService / CatalogMirrorService. Checked inside template
-// and quoted literals of src/ (the SQL), not in comments; tests and benches may read the mirror directly.
-const MIRROR_SQL =
-  /\b(?:FROM|JOIN|UPDATE|INTO|TABLE|EXISTS)\s+(?:ONLY\s+)?(?:public\.)?"?(events|listings|protocol_config|mirror_generation)\b/;
+// Each table has one owning module (DESIGN.md, README "Dependency rules", docs/ARCHITECTURE.md "Tables"): its name
+// appears in SQL only inside src/<owner>/; every other module asks the owner's service (its module's only export).
+// The map is declared here, beside the rule, and kept true by the checks below it: every table a migration creates
+// has an owner here, and every entity's table is owned by the module folder the entity lives in.
+const TABLE_OWNERS = {
+  api_clients: 'auth',
+  events: 'catalog-sync',
+  listings: 'catalog-sync',
+  protocol_config: 'catalog-sync',
+  mirror_generation: 'catalog-sync',
+  sync_passes: 'catalog-sync',
+  event_freshness: 'catalog-sync',
+  event_demand: 'catalog-sync',
+  orders: 'checkout',
+  order_steps: 'checkout',
+  order_traces: 'checkout',
+  ledger_transactions: 'transactions',
+  ledger_transaction_events: 'transactions',
+  job_leases: 'durable-work',
+  webhook_endpoints: 'webhooks',
+  outbox_events: 'webhooks',
+  outbox_horizon: 'webhooks',
+  webhook_deliveries: 'webhooks',
+  service_replicas: 'replicas',
+  status_samples: 'status',
+  status_sessions: 'status',
+  watches: 'watches',
+  watch_alerts: 'watches',
+};
+
+const CREATE_TABLE =
+  /\bCREATE\s+(?:UNLOGGED\s+)?TABLE\s+(?:IF\s+NOT\s+EXISTS\s+)?(?:public\.)?"?([a-z_][a-z0-9_]*)/g;
+for (const file of walk(join(root, 'migrations'))) {
+  const path = toPosix(relative(root, file));
+  const text = readFileSync(file, 'utf8');
+  for (const match of text.matchAll(CREATE_TABLE)) {
+    if (TABLE_OWNERS[match[1]] !== undefined) continue;
+    violations.push(
+      `${path}:${lineOf(text, match.index)}: table ${match[1]} has no owning module ` +
+        `(add it to TABLE_OWNERS in scripts/check-deps.mjs and to docs/ARCHITECTURE.md "Tables")`,
+    );
+  }
+}
+
+const ENTITY_TABLE = /@Entity\(\s*\{[^}]*\bname:\s*['"]([a-z_][a-z0-9_]*)['"]/g;
+for (const file of walk(join(root, 'src'))) {
+  const path = toPosix(relative(root, file));
+  const module = ENTITY.exec(path)?.[1];
+  if (module === undefined) continue;
+  const text = readFileSync(file, 'utf8');
+  for (const match of text.matchAll(ENTITY_TABLE)) {
+    const owner = TABLE_OWNERS[match[1]];
+    if (owner === module) continue;
+    violations.push(
+      `${path}:${lineOf(text, match.index)}: the entity of ${match[1]} lives in src/${module}/ but ` +
+        `TABLE_OWNERS (scripts/check-deps.mjs) gives it to ${owner === undefined ? 'no module' : `src/${owner}/`}`,
+    );
+  }
+}
+
+// Checked inside template and quoted literals of src/ (the SQL), not in comments, after an SQL keyword in capitals
+// (FROM, JOIN, UPDATE, INTO, TABLE, EXISTS, TRUNCATE), so prose like "the listings of an event" passes; specs,
+// tests and benches may read any table directly.
+const TABLE_SQL = new RegExp(
+  `\\b(?:FROM|JOIN|UPDATE|INTO|TABLE|EXISTS|TRUNCATE)\\s+(?:ONLY\\s+)?(?:public\\.)?"?(${Object.keys(TABLE_OWNERS).join('|')})\\b`,
+  'g',
+);
 const LITERAL = /`[^`]*`|'[^'\n]*'|"[^"\n]*"/g;
 for (const file of walk(join(root, 'src'))) {
   const path = toPosix(relative(root, file));
-  if (path.startsWith('src/catalog-sync/') || path.endsWith('.spec.ts')) continue;
+  if (path.endsWith('.spec.ts')) continue;
+  const module = /^src\/([^/]+)\//.exec(path)?.[1];
   const text = readFileSync(file, 'utf8');
   for (const literal of text.matchAll(LITERAL)) {
-    const hit = MIRROR_SQL.exec(literal[0]);
-    if (!hit) continue;
-    violations.push(
-      `${path}:${lineOf(text, literal.index + hit.index)}: SQL on the mirror table ${hit[1]} outside ` +
-        `src/catalog-sync/ (its owner: call CatalogSyncService or CatalogMirrorService)`,
-    );
+    for (const hit of literal[0].matchAll(TABLE_SQL)) {
+      const owner = TABLE_OWNERS[hit[1]];
+      if (owner === module) continue;
+      violations.push(
+        `${path}:${lineOf(text, literal.index + hit.index)}: SQL on the table ${hit[1]}, which belongs to ` +
+          `src/${owner}/ (each table has one owning module: ask ${owner}'s service for the figure instead)`,
+      );
+    }
   }
 }
 
@@ -124,5 +190,5 @@ if (violations.length > 0) {
 }
 console.log(
   'dependency rules hold: every *.entity.ts is used only by its owning module, tests and migrations; ' +
-    'lease SQL only in src/durable-work/; mirror tables in SQL only in src/catalog-sync/',
+    'lease SQL only in src/durable-work/; every table is named in SQL only inside its owning module',
 );

@@ -520,6 +520,42 @@ export interface paths {
     patch?: never;
     trace?: never;
   };
+  '/v1/watches': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** The client's watches, newest first (by subject or event) */
+    get: operations['listWatches'];
+    put?: never;
+    /** Watch an event for a listing at or under a price, or a price drop; matches arrive as watch.matched */
+    post: operations['createWatch'];
+    delete?: never;
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
+  '/v1/watches/{id}': {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    /** One watch */
+    get: operations['getWatch'];
+    put?: never;
+    post?: never;
+    /** Delete the watch: it matches nothing from now on */
+    delete: operations['deleteWatch'];
+    options?: never;
+    head?: never;
+    patch?: never;
+    trace?: never;
+  };
   '/status': {
     parameters: {
       query?: never;
@@ -672,7 +708,13 @@ export interface components {
        *     ]
        */
       scopes: (
-        'catalog:read' | 'listings:write' | 'orders:write' | 'transactions:write' | 'webhooks:write' | 'admin'
+        | 'catalog:read'
+        | 'listings:write'
+        | 'orders:write'
+        | 'transactions:write'
+        | 'webhooks:write'
+        | 'watches:write'
+        | 'admin'
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
@@ -707,7 +749,13 @@ export interface components {
        *     ]
        */
       scopes: (
-        'catalog:read' | 'listings:write' | 'orders:write' | 'transactions:write' | 'webhooks:write' | 'admin'
+        | 'catalog:read'
+        | 'listings:write'
+        | 'orders:write'
+        | 'transactions:write'
+        | 'webhooks:write'
+        | 'watches:write'
+        | 'admin'
       )[];
       /** @description Bind the key to subjects: routes that act for a user or integrator subject refuse any other with 403 SUBJECT_NOT_ALLOWED. Not allowed on an admin key. A non-admin key with listings:write, orders:write or transactions:write needs a binding or `anySubject: true`. */
       binding?: components['schemas']['SubjectBindingInputDto'] | null;
@@ -737,7 +785,13 @@ export interface components {
        *     ]
        */
       scopes: (
-        'catalog:read' | 'listings:write' | 'orders:write' | 'transactions:write' | 'webhooks:write' | 'admin'
+        | 'catalog:read'
+        | 'listings:write'
+        | 'orders:write'
+        | 'transactions:write'
+        | 'webhooks:write'
+        | 'watches:write'
+        | 'admin'
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
@@ -794,7 +848,13 @@ export interface components {
        *     ]
        */
       scopes: (
-        'catalog:read' | 'listings:write' | 'orders:write' | 'transactions:write' | 'webhooks:write' | 'admin'
+        | 'catalog:read'
+        | 'listings:write'
+        | 'orders:write'
+        | 'transactions:write'
+        | 'webhooks:write'
+        | 'watches:write'
+        | 'admin'
       )[];
       /** @description The subjects the key may act for (docs/SECURITY.md, subject bindings); null: unbound, any subject */
       binding: components['schemas']['SubjectBindingDto'] | null;
@@ -1606,7 +1666,7 @@ export interface components {
       url: string;
       /** @example order updates for the storefront */
       description?: string;
-      /** @description Event types to receive; empty or absent: every type (docs/webhooks.md lists them) */
+      /** @description Event types to receive; empty or absent: every type except the catalog events (docs/webhooks.md lists them) */
       event_types?: (
         | 'order.created'
         | 'order.state_changed'
@@ -1619,7 +1679,22 @@ export interface components {
         | 'sync.pass_completed'
         | 'sync.pass_failed'
         | 'endpoint.disabled'
+        | 'listing.listed'
+        | 'listing.price_changed'
+        | 'listing.removed'
+        | 'event.listed'
+        | 'event.updated'
+        | 'event.removed'
+        | 'sync.backfill_completed'
+        | 'watch.matched'
       )[];
+      /**
+       * @description Catalog events (listing.*, event.*) of these events only (u64 decimal strings, at most 100). Empty or absent: catalog events only of the catalog types named in event_types, of every event. Other event types are not filtered by it.
+       * @example [
+       *       "7000001"
+       *     ]
+       */
+      event_ids?: string[];
       /** @default true */
       enabled?: boolean;
       /**
@@ -1645,6 +1720,13 @@ export interface components {
        *     ]
        */
       event_types: string[];
+      /**
+       * @description Catalog events (listing.*, event.*) of these events only (u64 decimal strings, at most 100). Empty or absent: catalog events only of the catalog types named in event_types, of every event. Other event types are not filtered by it.
+       * @example [
+       *       "7000001"
+       *     ]
+       */
+      event_ids: string[];
       /**
        * @description Operator events (sync.*) reach it: created with an admin key
        * @example false
@@ -1713,6 +1795,13 @@ export interface components {
        */
       event_types: string[];
       /**
+       * @description Catalog events (listing.*, event.*) of these events only (u64 decimal strings, at most 100). Empty or absent: catalog events only of the catalog types named in event_types, of every event. Other event types are not filtered by it.
+       * @example [
+       *       "7000001"
+       *     ]
+       */
+      event_ids: string[];
+      /**
        * @description Operator events (sync.*) reach it: created with an admin key
        * @example false
        */
@@ -1762,7 +1851,7 @@ export interface components {
       url?: string;
       /** @description null clears it */
       description?: string | null;
-      /** @description Event types to receive; empty or absent: every type (docs/webhooks.md lists them) */
+      /** @description Event types to receive; empty or absent: every type except the catalog events (docs/webhooks.md lists them) */
       event_types?: (
         | 'order.created'
         | 'order.state_changed'
@@ -1775,7 +1864,22 @@ export interface components {
         | 'sync.pass_completed'
         | 'sync.pass_failed'
         | 'endpoint.disabled'
+        | 'listing.listed'
+        | 'listing.price_changed'
+        | 'listing.removed'
+        | 'event.listed'
+        | 'event.updated'
+        | 'event.removed'
+        | 'sync.backfill_completed'
+        | 'watch.matched'
       )[];
+      /**
+       * @description Catalog events (listing.*, event.*) of these events only (u64 decimal strings, at most 100). Empty or absent: catalog events only of the catalog types named in event_types, of every event. Other event types are not filtered by it.
+       * @example [
+       *       "7000001"
+       *     ]
+       */
+      event_ids?: string[];
       enabled?: boolean;
       /**
        * @description Messages per second at most (1..1000) sent to this endpoint, across every replica; deliveries over it wait for their turn (never dropped, no attempt counted). Absent or null: no limit but the in-flight cap. null removes it.
@@ -1884,7 +1988,15 @@ export interface components {
         | 'sync.pass_completed'
         | 'sync.pass_failed'
         | 'webhook.ping'
-        | 'endpoint.disabled';
+        | 'endpoint.disabled'
+        | 'listing.listed'
+        | 'listing.price_changed'
+        | 'listing.removed'
+        | 'event.listed'
+        | 'event.updated'
+        | 'event.removed'
+        | 'sync.backfill_completed'
+        | 'watch.matched';
       /**
        * @description Version of the `data` shape of this type
        * @example 1
@@ -1919,6 +2031,87 @@ export interface components {
        * @example false
        */
       has_more: boolean;
+    };
+    CreateWatchDto: {
+      /**
+       * @description The event whose listings to watch (u64 decimal string)
+       * @example 7000001
+       */
+      event_id?: string;
+      /**
+       * @description Instead of event_id: a case-insensitive substring of the name of an active event in the catalog, resolved to that event now (it must match exactly one; else a 400 naming q lists the candidates)
+       * @example opera
+       */
+      q?: string;
+      /**
+       * @description Alert when a listing appears at or under this price, or an active one falls to it (minor units)
+       * @example 80000000
+       */
+      max_price_minor?: string;
+      /**
+       * @description Alert when an active listing's price falls by at least this percentage in one change
+       * @example 10
+       */
+      min_drop_percent?: number;
+      /**
+       * @description The end user the alert is for (echoed in every watch.matched); within the key's subject binding
+       * @example user-1
+       */
+      subject?: string;
+      /**
+       * Format: date-time
+       * @description RFC 3339, in the future and at most 366 days ahead; after it the watch matches nothing
+       * @example 2027-06-01T00:00:00Z
+       */
+      expires_at?: string;
+      /**
+       * @description After an alert, none from this watch for this many seconds (a batch then alerts its cheapest)
+       * @example 3600
+       */
+      cooldown_seconds?: number;
+    };
+    WatchResponseDto: {
+      /**
+       * Format: uuid
+       * @example 0b7e5c1a-3f2d-4c8e-9a6b-1d2e3f4a5b6c
+       */
+      id: string;
+      /** @example 7000001 */
+      event_id: string;
+      /**
+       * @description The name search it was resolved from
+       * @example null
+       */
+      q: string | null;
+      /** @example 80000000 */
+      max_price_minor: string | null;
+      /** @example null */
+      min_drop_percent: number | null;
+      /** @example user-1 */
+      subject: string | null;
+      /** @example null */
+      cooldown_seconds: number | null;
+      /**
+       * Format: date-time
+       * @example 2027-06-01T00:00:00.000Z
+       */
+      expires_at: string | null;
+      /**
+       * @description Past expires_at: it matches nothing any more
+       * @example false
+       */
+      expired: boolean;
+      /**
+       * Format: date-time
+       * @description When it last announced a watch.matched (database clock)
+       * @example null
+       */
+      last_alerted_at: string | null;
+      /**
+       * Format: date-time
+       * @example 2027-01-01T12:00:00.000Z
+       */
+      created_at: string;
     };
     StatusLoginDto: Record<string, never>;
     ErrorResponse: {
@@ -5360,6 +5553,335 @@ export interface operations {
       };
       /** @description GONE: the cursor is older than the retention; `details.oldest_cursor` resumes from the oldest event kept */
       410: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  listWatches: {
+    parameters: {
+      query?: {
+        limit?: number;
+        /** @description Opaque cursor from the previous page, with the same filters and sort */
+        cursor?: string;
+        subject?: string;
+        event_id?: string;
+      };
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': {
+            items: components['schemas']['WatchResponseDto'][];
+            /**
+             * @description Opaque cursor: pass as `cursor` (with the same filters) for the next page; null on the last page
+             * @example null
+             */
+            next_cursor: string | null;
+          };
+        };
+      };
+      /** @description VALIDATION_FAILED: `details` names every offending field (unknown fields included) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the watches:write scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  createWatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path?: never;
+      cookie?: never;
+    };
+    requestBody: {
+      content: {
+        'application/json': components['schemas']['CreateWatchDto'];
+      };
+    };
+    responses: {
+      201: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WatchResponseDto'];
+        };
+      };
+      /** @description VALIDATION_FAILED: naming the field (event_id/q: exactly one, q matching no or several events; max_price_minor: a price condition is needed; expires_at: in the future, at most 366 days ahead) */
+      400: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the watches:write scope; SUBJECT_NOT_ALLOWED: the key is bound to subjects and the user subject in body field `subject` is outside its binding (details: `{ "field": "subject" }`) */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description REQUEST_TIMEOUT: the body did not arrive within HTTP_REQUEST_TIMEOUT_MS */
+      408: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description CONFLICT: the client has WATCHES_MAX_PER_CLIENT unexpired watches already */
+      409: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description PAYLOAD_TOO_LARGE: the body exceeds BODY_LIMIT_BYTES */
+      413: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description UNSUPPORTED_MEDIA_TYPE: send application/json */
+      415: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  getWatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      200: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['WatchResponseDto'];
+        };
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the watches:write scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: no such watch for this client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description URI_TOO_LONG: a path parameter is longer than 100 characters */
+      414: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description RATE_LIMITED: this client's budget for the route's scope is spent (Retry-After) */
+      429: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description INTERNAL: an unexpected error (never with internals; quote the requestId) */
+      500: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+    };
+  };
+  deleteWatch: {
+    parameters: {
+      query?: never;
+      header?: never;
+      path: {
+        id: string;
+      };
+      cookie?: never;
+    };
+    requestBody?: never;
+    responses: {
+      204: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content?: never;
+      };
+      /** @description UNAUTHORIZED: missing, malformed, unknown or revoked key */
+      401: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description FORBIDDEN: the key lacks the watches:write scope */
+      403: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description NOT_FOUND: no such watch for this client */
+      404: {
+        headers: {
+          [name: string]: unknown;
+        };
+        content: {
+          'application/json': components['schemas']['ErrorResponse'];
+        };
+      };
+      /** @description URI_TOO_LONG: a path parameter is longer than 100 characters */
+      414: {
         headers: {
           [name: string]: unknown;
         };

@@ -72,11 +72,11 @@ describe(ApiKeyAuthenticator.name, () => {
     const { sut, clients, setAnswer } = setup('2000');
     await sut.authenticate('k');
     vi.advanceTimersByTime(1500);
-    let release: (r: VerifyResult) => void = () => undefined;
+    let release: ((r: VerifyResult) => void) | undefined;
     clients.verify.mockImplementationOnce(() => new Promise<VerifyResult>((r) => (release = r)));
     await sut.authenticate('k');
     sut.invalidate('c1');
-    release({ ok: true, client: CLIENT });
+    release?.({ ok: true, client: CLIENT });
     await new Promise((resolve) => setImmediate(resolve));
     setAnswer({ ok: false, reason: 'revoked' });
     expect(await sut.authenticate('k')).toEqual({ ok: false, reason: 'revoked' });

@@ -34,6 +34,7 @@ import { ServedAccuracySampler } from './served-accuracy.sampler';
 import { SYNC_LEASE_QUEUE } from './sync-lease';
 import { SyncPassEntity } from './sync-pass.entity';
 import { SyncPassRepository } from './sync-pass.repository';
+import { SyncPassFiguresRepository } from './sync-pass-figures.repository';
 import { SYNC_HOLDER_ID, SYNC_LOGGER, SyncPassRunner, type SyncLogger } from './sync-pass.runner';
 import { SyncStatus } from './sync-pass.status';
 
@@ -110,6 +111,7 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
     CatalogSyncScheduler,
     CatalogMirrorService,
     CatalogMirrorRepository,
+    SyncPassFiguresRepository,
   ],
   exports: [CatalogSyncService, CatalogMirrorService],
 })

@@ -7,6 +7,7 @@ import type { StoredProtocolConfig } from './protocol-config.repository';
 import type { SyncResource } from './sync-pass.entity';
 import { SYNC_LOGGER, SyncPassRunner, type PassPlan, type SyncLogger } from './sync-pass.runner';
 import { ABANDONED_PASS_ERROR, SyncPassRepository, type SyncPassRecord } from './sync-pass.repository';
+import { SyncPassFiguresRepository, type PassFigure } from './sync-pass-figures.repository';
 import {
   summary,
   SyncStatus,
@@ -76,6 +77,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
     private readonly metrics: SyncMetrics,
     @Inject(SYNC_LOGGER) private readonly logger: SyncLogger,
     private readonly hotSet: HotSet,
+    private readonly passFigures: SyncPassFiguresRepository,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -294,6 +296,21 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
   async lastCompletedPass(resource: 'events' | 'listings'): Promise<{ id: string; finishedAt: Date } | null> {
     const found = await this.passes.lastCompleted(resource);
     return found?.finishedAt ? { id: found.id, finishedAt: found.finishedAt } : null;
+  }
+
+  /** The latest pass of each full resource, whatever its outcome (the status page, docs/status.md). */
+  lastPasses(): Promise<PassFigure[]> {
+    return this.passFigures.lastPasses();
+  }
+
+  /** The latest completed pass of each full resource (the status page). */
+  lastCompletedPasses(): Promise<PassFigure[]> {
+    return this.passFigures.lastCompletedPasses();
+  }
+
+  /** Full passes finished from `from` (epoch ms) on, oldest first, bounded (the status page). */
+  passesSince(from: number): Promise<PassFigure[]> {
+    return this.passFigures.passesSince(from);
   }
 
   generation(): Promise<bigint> {

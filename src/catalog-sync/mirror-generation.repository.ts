@@ -24,7 +24,12 @@ export interface BackfillCompleted {
 
 const EPOCH_COLUMN: Record<FullPassResource, string> = { events: 'events_epoch', listings: 'listings_epoch' };
 
-/** The only code that reads or writes `mirror_generation`. */
+/**
+ * The sync's bump of `mirror_generation` (with its NOTIFY) and its read of the current value. The mirror's read side
+ * reads it (the mirror state, the response cache key) and bumps it too when a live re-read changes a listing
+ * (catalog-mirror.repository.ts `applyLiveListing`): both in catalog-sync, the table's one owner. It also keeps each
+ * full pass's epoch (a backfill's test, issue 32).
+ */
 export class MirrorGenerationRepository {
   constructor(private readonly sql: Sql) {}
 

@@ -70,7 +70,7 @@ describe(PageBatcher.name, () => {
   });
 
   it('keeps at most one batch in flight: the next flush waits for it', async () => {
-    let release: () => void = () => undefined;
+    let release: (() => void) | undefined;
     const started: number[] = [];
     const { sut } = setup(1, async (batch) => {
       started.push(batch.pageCount);
@@ -81,7 +81,7 @@ describe(PageBatcher.name, () => {
     const second = sut.add(page(['b']));
     await new Promise((r) => setImmediate(r));
     expect(started).toEqual([1]);
-    release();
+    release?.();
     await second;
     await sut.drain();
     expect(started).toEqual([1, 1]);

@@ -7,7 +7,11 @@ export interface StoredProtocolConfig {
   fetchedAt: Date;
 }
 
-/** The only code that reads or writes `protocol_config`. */
+/**
+ * Every write of `protocol_config` and the cache's read of the stored row (ProtocolConfigCache). The mirror state
+ * (catalog-mirror.repository.ts) reads it too, in the one statement that reads the generation: both in
+ * catalog-sync, the table's one owner.
+ */
 export class ProtocolConfigRepository {
   constructor(private readonly sql: Sql) {}
 

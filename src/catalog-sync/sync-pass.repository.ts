@@ -73,7 +73,12 @@ export interface PageCounters {
   skipped: number;
 }
 
-/** The only code that reads or writes `sync_passes`. */
+/**
+ * Every write of `sync_passes` (a pass's start, progress, finish, reaping) and the pass reads of the sync and its
+ * operator API. Other reads stay in catalog-sync: the status page's figures (sync-pass-figures.repository.ts), the
+ * mirror's last-completed-pass stamps (catalog-mirror.repository.ts, event-demand.repository.ts,
+ * listing.repository.ts); the outbox trigger on `sync_passes` announces a finished pass (webhooks).
+ */
 export class SyncPassRepository {
   constructor(private readonly sql: Sql) {}
 

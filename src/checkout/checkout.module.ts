@@ -14,6 +14,7 @@ import { CheckoutService } from './checkout.service';
 import { OrderAttempt } from './order.attempt';
 import { OrderCommitter } from './order.committer';
 import { OrderEntity } from './order.entity';
+import { OrderFiguresRepository } from './order-figures.repository';
 import { OrderRepository } from './order.repository';
 import { OrderSettlement } from './order.settlement';
 import { OrderTracker } from './order.tracker';
@@ -38,6 +39,7 @@ import { OrderTracker } from './order.tracker';
     CheckoutService,
     CheckoutDriver,
     OrderRepository,
+    OrderFiguresRepository,
     OrderCommitter,
     OrderAttempt,
     OrderTracker,

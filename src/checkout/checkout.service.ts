@@ -12,6 +12,7 @@ import { crashPoint } from './crash-points';
 import { CheckoutIntegrator } from './checkout.integrator';
 import type { CreateOrderDto } from './dto/create-order.dto';
 import type { OrderEntity } from './order.entity';
+import { OrderFiguresRepository, type FinalCount, type OpenOrder } from './order-figures.repository';
 import { OrderRepository, type CreateResult, type NewOrder } from './order.repository';
 import { isFinalState, toOrderResponse, type OrderResponse } from './order.mapper';
 import { currentTraceparent } from '../tracing/tracing';
@@ -41,7 +42,28 @@ export class CheckoutService implements OnModuleInit {
     private readonly integrator: CheckoutIntegrator,
     private readonly transactions: TransactionsService,
     private readonly cursors: KeysetCursorCodec,
+    private readonly figures: OrderFiguresRepository,
   ) {}
+
+  /** Figures of the status page (docs/status.md): open orders by state (not done yet). */
+  openByState(): Promise<Record<string, number>> {
+    return this.figures.openByState();
+  }
+
+  /** The oldest order not final yet (the status page). */
+  oldestOpen(): Promise<OpenOrder | null> {
+    return this.figures.oldestOpen();
+  }
+
+  /** Orders final in [from, to) (epoch ms) by outcome and attempt: every one (the status page). */
+  finalCounts(from: number, to: number): Promise<FinalCount[]> {
+    return this.figures.finalCounts(from, to);
+  }
+
+  /** Times to final (ms) of orders final in [from, to), a bounded sample in final_at order (the status page). */
+  finalDurations(from: number, to: number): Promise<number[]> {
+    return this.figures.finalDurations(from, to);
+  }
 
   onModuleInit(): void {
     // A ledger transaction of an order became final: resume that order now instead of at its next poll.

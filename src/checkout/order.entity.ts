@@ -1,5 +1,6 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
 import { U64Column } from '../database/u64';
+import { LeaseColumns } from '../durable-work/lease-columns';
 
 /** What an order's attempt keys are derived from (`orders.attempt_keys`, checkout.context.ts transactionKey). */
 export type AttemptKeys = 'client_key' | 'order_id';
@@ -37,9 +38,12 @@ export interface PreviousAttempt {
   upstream_status: string | null;
 }
 
-/** A checkout order (table `orders`, owned by checkout/). */
+/**
+ * A checkout order (table `orders`, owned by checkout/). Its lease columns (`lease_owner`, `lease_until`,
+ * `lease_token`) are durable work's, declared once in LeaseColumns.
+ */
 @Entity({ name: 'orders' })
-export class OrderEntity {
+export class OrderEntity extends LeaseColumns {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -123,12 +127,6 @@ export class OrderEntity {
   @Column({ name: 'next_attempt_at', type: 'timestamptz', nullable: true })
   nextAttemptAt: Date | null;
 
-  @Column({ name: 'lease_owner', type: 'text', nullable: true })
-  leaseOwner: string | null;
-
-  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
-  leaseUntil: Date | null;
-
   /**
    * Not a column: when (performance.now(), this process) the statement that last took or renewed this drive's
    * lease was sent, so no earlier than the database stamped `lease_until` from. 0 on a plain read. A drive sends a
@@ -142,10 +140,6 @@ export class OrderEntity {
    */
   @Column({ name: 'attempt_keys', type: 'text', insert: false })
   attemptKeys: AttemptKeys;
-
-  /** The fencing token of the current claim (durable-work/lease.sql.ts); bigint as text. */
-  @Column({ name: 'lease_token', type: 'bigint', nullable: true })
-  leaseToken: string | null;
 
   @Column({ name: 'created_at', type: 'timestamptz', insert: false })
   createdAt: Date;

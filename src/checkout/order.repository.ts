@@ -212,7 +212,12 @@ function inlineParams(sql: string, params: readonly unknown[]): string {
 }
 
 /**
- * The only code that reads or writes `orders` and `order_steps`. Hand-written SQL: every step is one
+ * Every write of `orders`, `order_steps` and `order_traces`, and every read of them but the status page's figures
+ * (order-figures.repository.ts). Checkout names these tables in SQL only in src/checkout/ (`npm run lint:deps`), but
+ * `orders` is also read elsewhere by name passed at run time: the fence check of durable work
+ * (DurableWorkService.fencedOff, `Fence{table:'orders'}`), the holds guard of the ledger's fenced writes
+ * (ledger-transaction.repository.ts, through `holdsGuard(fence.table)`), and the outbox triggers on `orders`
+ * (migrations …-CreateOutboxTriggers). Hand-written SQL: every step is one
  * conditional UPDATE fenced by the claim's token (durable-work/lease.sql.ts) and the expected (state, attempt),
  * with its audit row appended in the same statement, so two drives can never both commit a step (not even two
  * in one process: each claim has its own token) and the audit never disagrees.

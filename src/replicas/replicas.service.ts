@@ -9,7 +9,7 @@ import { UpstreamClient } from '../upstream/upstream.client';
 import type { OwnThrottle } from '../upstream/upstream.types';
 import { budgetShare, readHeartbeat } from './replica-budget';
 import { ReplicasMetrics } from './replicas.metrics';
-import { ServiceReplicaRepository } from './service-replica.repository';
+import { ServiceReplicaRepository, type ReplicaSeen } from './service-replica.repository';
 
 /** At most one warning per this long while heartbeats fail (one a second otherwise). */
 const FAILURE_LOG_EVERY_MS = 10_000;
@@ -49,6 +49,11 @@ export class ReplicasService implements OnApplicationBootstrap, OnModuleDestroy 
       run: () => this.beat(),
     });
     this.unsubscribe = upstream.onThrottled((throttle) => this.publish(throttle));
+  }
+
+  /** The replicas seen in the last `withinMs` (stopped ones marked): the status page's list. */
+  seen(withinMs: number): Promise<ReplicaSeen[]> {
+    return this.repository.seen(withinMs);
   }
 
   /** Live replicas at the last heartbeat, this one included. */

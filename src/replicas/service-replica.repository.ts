@@ -5,6 +5,15 @@ import type { ReplicaRow } from './replica-budget';
 /** Rows of replicas not seen for this long are deleted (the status page shows replicas of the last minutes). */
 export const REPLICA_RETENTION_MS = 3_600_000;
 
+/** A replica as the status page lists it (epoch ms, database clock). */
+export interface ReplicaSeen {
+  instanceId: string;
+  version: string;
+  startedAt: number;
+  seenAt: number;
+  stopped: boolean;
+}
+
 interface RawRow {
   instance_id: string;
   seen_ms_ago: number;
@@ -15,8 +24,8 @@ interface RawRow {
 }
 
 /**
- * The only code that reads or writes `service_replicas` (one row per service process; migration
- * CreateServiceReplicas). Every time is the database clock: `now()` writes them and ages are computed by the
+ * Every statement on `service_replicas` (one row per service process; migration CreateServiceReplicas): the
+ * heartbeat, the shared 429s, and the list the status page asks ReplicasService for. Every time is the database clock: `now()` writes them and ages are computed by the
  * database, so replicas with skewed clocks agree on who is live and how old a 429 is.
  */
 @Injectable()
@@ -75,5 +84,25 @@ export class ServiceReplicaRepository {
     await this.dataSource.query(`UPDATE service_replicas SET stopped_at = now() WHERE instance_id = $1`, [
       instanceId,
     ]);
+  }
+
+  /** Replicas seen in the last `withinMs` (stopped ones included, marked), at most 50, oldest start first. */
+  async seen(withinMs: number): Promise<ReplicaSeen[]> {
+    const rows = await this.dataSource.query<
+      { instance_id: string; version: string; started_at: number; seen_at: number; stopped: boolean }[]
+    >(
+      `SELECT instance_id, version, (extract(epoch FROM started_at) * 1000)::float8 AS started_at,
+         (extract(epoch FROM seen_at) * 1000)::float8 AS seen_at, stopped_at IS NOT NULL AS stopped
+       FROM service_replicas WHERE seen_at > now() - make_interval(secs => $1::float8 / 1000)
+       ORDER BY started_at, instance_id LIMIT 50`,
+      [withinMs],
+    );
+    return rows.map((r) => ({
+      instanceId: r.instance_id,
+      version: r.version,
+      startedAt: r.started_at,
+      seenAt: r.seen_at,
+      stopped: r.stopped,
+    }));
   }
 }

@@ -1,10 +1,13 @@
 import { DatabaseClockModule } from '../database/database-clock.module';
 import { type DynamicModule, Module } from '@nestjs/common';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
+import { CheckoutModule } from '../checkout/checkout.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
+import { ReplicasModule } from '../replicas/replicas.module';
+import { WebhooksModule } from '../webhooks/webhooks.module';
 import { AdminStatusController } from './admin-status.controller';
 import { StatusAccess } from './status.access';
-import { StatusFiguresRepository } from './status-figures.repository';
+import { StatusFigures } from './status.figures';
 import { StatusPageController } from './status-page.controller';
 import { StatusRecorder } from './status.recorder';
 import { StatusSampleRepository } from './status-sample.repository';
@@ -27,8 +30,17 @@ export class StatusModule {
   static forRoot(options: { pageEnabled: boolean }): DynamicModule {
     return {
       module: StatusModule,
-      // CatalogSyncModule: the served-accuracy figures are asked of CatalogMirrorService (no SQL on its tables).
-      imports: [DatabaseClockModule, DurableWorkModule, CatalogSyncModule],
+      // The figures of other modules' tables are asked of their services (StatusFigures; no SQL on their tables):
+      // passes of CatalogSyncService and served accuracy of CatalogMirrorService, orders of CheckoutService, the
+      // delivery backlog of WebhooksService, replicas of ReplicasService.
+      imports: [
+        DatabaseClockModule,
+        DurableWorkModule,
+        CatalogSyncModule,
+        CheckoutModule,
+        WebhooksModule,
+        ReplicasModule,
+      ],
       controllers: options.pageEnabled
         ? [StatusPageController, AdminStatusController]
         : [AdminStatusController],
@@ -38,7 +50,7 @@ export class StatusModule {
         StatusRecorder,
         StatusSampleRepository,
         StatusSessionRepository,
-        StatusFiguresRepository,
+        StatusFigures,
       ],
       exports: [StatusService],
     };

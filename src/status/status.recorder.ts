@@ -17,7 +17,7 @@ import {
   retentionCutoff,
   upstreamDeltas,
 } from './status.aggregation';
-import { minuteOrderFigures, StatusFiguresRepository } from './status-figures.repository';
+import { minuteOrderFigures, StatusFigures } from './status.figures';
 import { StatusSampleRepository } from './status-sample.repository';
 
 /** Past minutes a recorder fills in when their figures are missing (after a restart, a failed tick). */
@@ -50,7 +50,7 @@ export class StatusRecorder implements OnModuleDestroy {
 
   constructor(
     private readonly samples: StatusSampleRepository,
-    private readonly figures: StatusFiguresRepository,
+    private readonly figures: StatusFigures,
     private readonly durableWork: DurableWorkService,
     private readonly metrics: MetricsService,
     private readonly config: AppConfig,

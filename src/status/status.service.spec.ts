@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { loadAppConfig } from '../config/app.config';
 import { SyncConfig } from '../config/sync.config';
 import type { UpstreamClient } from '../upstream/upstream.client';
-import type { StatusFiguresRepository, WebhookBacklog } from './status-figures.repository';
+import type { StatusFigures, WebhookBacklog } from './status.figures';
 import type { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import type { ServedAccuracyView } from '../catalog-sync/served-accuracy.sampler';
 import type { StatusSampleRepository, StoredSample } from './status-sample.repository';
@@ -81,7 +81,7 @@ function service(store: FakeStore): StatusService {
   };
   return new StatusService(
     store.samples as unknown as StatusSampleRepository,
-    store.figures as unknown as StatusFiguresRepository,
+    store.figures as unknown as StatusFigures,
     upstream as unknown as UpstreamClient,
     loadAppConfig({}),
     new SyncConfig(),

@@ -20,7 +20,7 @@ import {
   perSecond,
   type MinuteSample,
 } from './status.aggregation';
-import { minuteOrderFigures, StatusFiguresRepository, type PassRow } from './status-figures.repository';
+import { minuteOrderFigures, StatusFigures, type PassRow } from './status.figures';
 import type { CatalogAccuracyReport, ReportSeries, StatusReport, SyncResourceReport } from './status.report';
 import { StatusSampleRepository, type StoredSample } from './status-sample.repository';
 
@@ -51,7 +51,7 @@ const seconds = (ms: number): number => Math.max(0, Math.round(ms / 100) / 10);
 export class StatusService {
   constructor(
     private readonly samples: StatusSampleRepository,
-    private readonly figures: StatusFiguresRepository,
+    private readonly figures: StatusFigures,
     private readonly upstream: UpstreamClient,
     private readonly config: AppConfig,
     private readonly sync: SyncConfig,

@@ -1,4 +1,5 @@
 import { Column, Entity, PrimaryGeneratedColumn } from 'typeorm';
+import { LeaseColumns } from '../durable-work/lease-columns';
 import type { InstructionName, SubmissionStatus } from '../upstream/upstream.types';
 
 export type WalletKind = 'user' | 'integrator';
@@ -18,9 +19,12 @@ export interface StoredSignError {
   message: string;
 }
 
-/** A ledger transaction signed through this service (table `ledger_transactions`, owned by transactions/). */
+/**
+ * A ledger transaction signed through this service (table `ledger_transactions`, owned by transactions/). Its lease
+ * columns (`lease_owner`, `lease_until`, `lease_token`) are durable work's, declared once in LeaseColumns.
+ */
 @Entity({ name: 'ledger_transactions' })
-export class LedgerTransactionEntity {
+export class LedgerTransactionEntity extends LeaseColumns {
   @PrimaryGeneratedColumn('uuid')
   id: string;
 
@@ -131,16 +135,6 @@ export class LedgerTransactionEntity {
 
   @Column({ name: 'give_up_at', type: 'timestamptz', nullable: true })
   giveUpAt: Date | null;
-
-  @Column({ name: 'lease_owner', type: 'text', nullable: true })
-  leaseOwner: string | null;
-
-  @Column({ name: 'lease_until', type: 'timestamptz', nullable: true })
-  leaseUntil: Date | null;
-
-  /** The fencing token of the current claim (durable-work/lease.sql.ts); bigint as text. */
-  @Column({ name: 'lease_token', type: 'bigint', nullable: true })
-  leaseToken: string | null;
 
   @Column({ name: 'created_at', type: 'timestamptz', insert: false })
   createdAt: Date;

@@ -1,29 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { Injectable } from '@nestjs/common';
 import { DataSource } from 'typeorm';
-import { EVENT_VERSIONS, type EventEnvelope, type EventType, type NewEvent } from './webhook-events';
-
-/** Anything that runs one parameterised statement: a TypeORM EntityManager (in a transaction) or a pg client. */
-export interface Queryable {
-  query(text: string, values?: unknown[]): Promise<unknown>;
-}
-
-/** A statement and its parameters (for callers that inline it into a multi-statement simple query). */
-export interface Statement {
-  text: string;
-  /** Strings only (the events as one JSON text), so a caller may quote them as literals. */
-  values: string[];
-}
-
-/**
- * The append: the events and, in the same statement, one delivery per matching enabled endpoint of the owner
- * (an operator event: of every admin endpoint), through `outbox_append` — the SQL function the outbox triggers
- * on orders, the ledger and sync passes call too (migrations/…-CreateOutboxTriggers.ts), so the fan-out rule
- * lives in one place. One parameter (the events as a JSON array), one round trip, one plan whatever the batch.
- * `occurred_at` and `xact_id` come from the database, in the caller's transaction.
- */
-export const APPEND_SQL = `SELECT outbox_append(x.id, x.type, x.version, x.client_id, x.data)
-  FROM jsonb_to_recordset($1::jsonb) AS x(id text, type text, version smallint, client_id uuid, data jsonb)`;
+import { EVENT_VERSIONS, type EventEnvelope, type EventType } from './webhook-events';
 
 /** A new event id: `evt_` + 32 hex digits (random), the `webhook-id` of every send of the event. */
 export function newEventId(): string {
@@ -33,19 +11,6 @@ export function newEventId(): string {
 /** JSON with bigint values as decimal strings (u64 values never travel as JSON numbers). */
 export function toJson(value: unknown): string {
   return JSON.stringify(value, (_key, v: unknown) => (typeof v === 'bigint' ? v.toString() : v));
-}
-
-/** The append statement of `events` with their new ids. */
-export function appendStatement(events: readonly NewEvent[]): { statement: Statement; ids: string[] } {
-  const ids = events.map(() => newEventId());
-  const rows = events.map((event, i) => ({
-    id: ids[i],
-    type: event.type,
-    version: EVENT_VERSIONS[event.type],
-    client_id: event.clientId,
-    data: event.data,
-  }));
-  return { statement: { text: APPEND_SQL, values: [toJson(rows)] }, ids };
 }
 
 /** A feed position: the writing transaction's id and the insertion order (both decimal strings). */
@@ -116,18 +81,13 @@ const PRUNE_SQL = `WITH head AS (
     WHERE (h.xact_id, h.position) < (EXCLUDED.xact_id, EXCLUDED.position))
   SELECT count(*)::int AS deleted FROM gone`;
 
-/** The outbox (`outbox_events`, `outbox_horizon`): appends in the caller's transaction, the feed, pruning. */
+/**
+ * The outbox (`outbox_events`, `outbox_horizon`): the feed, pings, pruning. Events are appended by the outbox
+ * triggers through the SQL function `outbox_append` (see WebhooksModule), never by a statement here.
+ */
 @Injectable()
 export class OutboxRepository {
   constructor(private readonly dataSource: DataSource) {}
-
-  /** Appends in `db`'s transaction (see APPEND_SQL); returns the new ids in order. */
-  async append(db: Queryable, events: readonly NewEvent[]): Promise<string[]> {
-    if (events.length === 0) return [];
-    const { statement, ids } = appendStatement(events);
-    await db.query(statement.text, statement.values);
-    return ids;
-  }
 
   /** A ping: the event and its one delivery, to `endpointId` only (no filter applies). */
   async ping(clientId: string, endpointId: string): Promise<{ eventId: string; deliveryId: string }> {

@@ -2,7 +2,8 @@
  * The events catalogue (docs/webhooks.md): every type a webhook or the feed can carry, the version of its `data`
  * shape, and the shape itself. A change that removes or renames a field of `data` is a new version; adding a
  * field is not. Names are `<resource>.<what happened>`; an event is announced in the transaction that made it
- * true (WebhooksService.append).
+ * true, by the outbox triggers of the owning tables (see WebhooksModule; the `data` shapes are built in SQL by the
+ * trigger functions of migrations/…-CreateOutboxTriggers.ts and …-CreateEndpointDisabledTrigger.ts).
  */
 
 /** Money and u64 values travel as exact decimal strings; ids as strings; times as ISO-8601 (database clock). */
@@ -274,7 +275,8 @@ export function isEventType(value: string): value is EventType {
 }
 
 /**
- * One event to announce: its type, its owner (the API client whose order / listing / transaction it is; null for
+ * One event as the triggers announce it (tests append such events through `outbox_append` directly:
+ * test/support/outbox-events.ts): its type, its owner (the API client whose order / listing / transaction it is; null for
  * an operator event) and its data. Values of type bigint are written as decimal strings.
  */
 export type NewEvent = {

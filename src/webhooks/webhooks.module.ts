@@ -12,6 +12,7 @@ import { OutboxPruner } from './outbox.pruner';
 import { OutboxRepository } from './outbox.repository';
 import { RevokedKeyEndpoints } from './revoked-key-endpoints';
 import { SecretBox } from './secret-box';
+import { WebhookBacklogRepository } from './webhook-backlog.repository';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -21,9 +22,13 @@ import { WebhooksMetrics } from './webhooks.metrics';
 import { WebhooksService } from './webhooks.service';
 
 /**
- * Webhooks (docs/webhooks.md): the transactional outbox other modules append to (WebhooksService, the only
- * export), endpoints, Standard Webhooks delivery on the durable-work block, the delivery log and the catch-up
- * feed. Sends to marketplace receivers with node:http(s) (WebhookSender): the one outbound HTTP besides
+ * Webhooks (docs/webhooks.md): the transactional outbox, endpoints, Standard Webhooks delivery on the durable-work
+ * block, the delivery log and the catch-up feed. No module appends events: row triggers on the owning tables write
+ * the outbox in the state change's own transaction, each through the SQL function `outbox_append` —
+ * `orders_outbox_created` / `orders_outbox_state` on `orders`, `ledger_transactions_outbox_final` on
+ * `ledger_transactions`, `sync_passes_outbox_finished` on `sync_passes` (migrations …-CreateOutboxTriggers, its WHEN
+ * narrowed by …-QuietHotWalkSyncEvents) and `webhook_endpoints_outbox_disabled` on `webhook_endpoints`
+ * (…-CreateEndpointDisabledTrigger). WebhooksService, the only export, answers the status page's delivery backlog. Sends to marketplace receivers with node:http(s) (WebhookSender): the one outbound HTTP besides
  * upstream/. WebhooksConfig comes from AppConfigModule, AuthConfig from the global AuthModule, MetricsService from
  * the global MetricsModule.
  */
@@ -37,6 +42,7 @@ import { WebhooksService } from './webhooks.service';
     OutboxRepository,
     WebhookEndpointRepository,
     WebhookDeliveryRepository,
+    WebhookBacklogRepository,
     RevokedKeyEndpoints,
     DeliveryWorker,
     OutboxPruner,

@@ -1,23 +1,11 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProcessGroup } from '../../bench/chaos/processes';
-import { replicaEnv } from '../../bench/chaos/service-env';
-import { ServiceReplica } from '../../bench/chaos/service-replica';
+import type { ServiceReplica } from '../../bench/chaos/service-replica';
 import { generateApiKey } from '../../src/auth/api-key';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { STATUS_COOKIE } from '../../src/status/status.session';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
-import { waitUntil } from '../support/wait';
+import { TwoReplicas } from '../support/two-replicas';
 
 const FAILURE_BUDGET = 4;
-
-async function liveReplicas(url: string, apiKey: string): Promise<number | null> {
-  const res = await fetch(`${url}/metrics`, {
-    headers: { authorization: `Bearer ${apiKey}` },
-    signal: AbortSignal.timeout(5_000),
-  });
-  const match = /^service_replicas_live(?:\{[^}]*\})? (\S+)$/m.exec(await res.text());
-  return match ? Number(match[1]) : null;
-}
 
 /**
  * Issue 31 items 4 and 5 across two real service processes on one database: the failed-authentication budget of
@@ -35,10 +23,8 @@ const panels = (url: string, cookie: string) =>
   fetch(`${url}/status/panels`, { headers: { cookie }, signal: AbortSignal.timeout(10_000) });
 
 describe('failed authentications and status sessions across two replicas (e2e)', () => {
-  const adminUrl = inject('databaseAdminUrl');
-  const group = new ProcessGroup();
-  const apiKey = generateApiKey();
-  let databaseUrl = '';
+  const replicas = new TwoReplicas(inject('databaseAdminUrl'));
+  const apiKey = replicas.apiKey;
   let sandbox: SandboxHandle;
   let a: ServiceReplica;
   let b: ServiceReplica;
@@ -51,11 +37,10 @@ describe('failed authentications and status sessions across two replicas (e2e)',
       events: 2,
       listings: 4,
     });
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    const env = replicaEnv({
-      databaseUrl,
-      sandboxUrl: sandbox.url,
-      apiKey,
+    ({ a, b } = await replicas.start({
+      name: 'authfail',
+      upstreamUrl: sandbox.url,
+      waitLiveMs: 15_000,
       extra: {
         UPSTREAM_API_KEY: sandbox.admin.apiKey,
         SYNC_ENABLED: 'false',
@@ -66,22 +51,12 @@ describe('failed authentications and status sessions across two replicas (e2e)',
         REPLICA_HEARTBEAT_MS: '200',
         REPLICA_DEAD_AFTER_MS: '1000',
       },
-    });
-    a = await ServiceReplica.create('authfail-a', group, env);
-    b = await ServiceReplica.create('authfail-b', group, env);
-    await a.start();
-    await b.start();
-    await waitUntil(
-      async () => (await liveReplicas(a.url, apiKey)) === 2 && (await liveReplicas(b.url, apiKey)) === 2,
-      15_000,
-      100,
-    );
+    }));
   }, 180_000);
 
   afterAll(async () => {
-    await group.stopAll();
+    await replicas.stop();
     await sandbox?.close();
-    if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
   });
 
   it('a status-page logout on one replica ends the session on the other; its 401 says WWW-Authenticate', async () => {

@@ -1,12 +1,10 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProcessGroup, sleep } from '../../bench/chaos/processes';
-import { replicaEnv } from '../../bench/chaos/service-env';
-import { ServiceReplica } from '../../bench/chaos/service-replica';
-import { generateApiKey } from '../../src/auth/api-key';
+import { sleep } from '../../bench/chaos/processes';
+import type { ServiceReplica } from '../../bench/chaos/service-replica';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { CountingProxy } from '../support/counting-proxy';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { TwoReplicas } from '../support/two-replicas';
 import { waitUntil } from '../support/wait';
 
 /** The client's budget of key-only routes (`GET /v1/me`) per window; the window outlasts the test. */
@@ -32,10 +30,8 @@ async function metric(url: string, name: string): Promise<number | null> {
  * so the test sees what the upstream saw from each.
  */
 describe('budgets across two replicas (e2e: two service processes on one database)', () => {
-  const adminUrl = inject('databaseAdminUrl');
-  const group = new ProcessGroup();
-  const apiKey = generateApiKey();
-  let databaseUrl = '';
+  const replicas = new TwoReplicas(inject('databaseAdminUrl'));
+  const apiKey = replicas.apiKey;
   let sandbox: SandboxHandle;
   let proxyA: CountingProxy;
   let proxyB: CountingProxy;
@@ -54,47 +50,34 @@ describe('budgets across two replicas (e2e: two service processes on one databas
     listingPath = `/v1/listings/${listing.event_id}/${listing.ticket_id}?fresh=true`;
     proxyA = await CountingProxy.start(sandbox.url);
     proxyB = await CountingProxy.start(sandbox.url);
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    const env = (proxy: CountingProxy) =>
-      replicaEnv({
-        databaseUrl,
-        sandboxUrl: proxy.url,
-        apiKey,
-        extra: {
-          UPSTREAM_API_KEY: sandbox.admin.apiKey,
-          SYNC_ENABLED: 'false',
-          // A deployment (sandbox process by URL): /metrics is admin-only unless opened.
-          METRICS_PUBLIC: 'true',
-          SYNC_ON_STARTUP: 'false',
-          RATE_LIMIT_WINDOW_MS: '600000',
-          RATE_LIMIT_DEFAULT: String(CLIENT_BUDGET),
-          RATE_LIMIT_CATALOG_READ: '100000',
-          UPSTREAM_RATE_LIMIT_RPS: String(UPSTREAM_RPS),
-          UPSTREAM_RATE_LIMIT_MIN_RPS: '2',
-          UPSTREAM_RETRY_AFTER_CAP_MS: '5000',
-          REPLICA_HEARTBEAT_MS: String(HEARTBEAT_MS),
-          REPLICA_DEAD_AFTER_MS: String(5 * HEARTBEAT_MS),
-        },
-      });
-    a = await ServiceReplica.create('budgets-a', group, env(proxyA));
-    b = await ServiceReplica.create('budgets-b', group, env(proxyB));
-    await a.start();
-    await b.start();
     // Each replica counts the other (heartbeats every 200 ms) before any budget is measured.
-    await waitUntil(
-      async () =>
-        (await metric(a.url, 'service_replicas_live')) === 2 &&
-        (await metric(b.url, 'service_replicas_live')) === 2,
-      15_000,
-    );
+    ({ a, b } = await replicas.start({
+      name: 'budgets',
+      upstreamUrl: (replica) => (replica === 'a' ? proxyA : proxyB).url,
+      waitLiveMs: 15_000,
+      extra: {
+        UPSTREAM_API_KEY: sandbox.admin.apiKey,
+        SYNC_ENABLED: 'false',
+        // A deployment (sandbox process by URL): /metrics is admin-only unless opened.
+        METRICS_PUBLIC: 'true',
+        SYNC_ON_STARTUP: 'false',
+        RATE_LIMIT_WINDOW_MS: '600000',
+        RATE_LIMIT_DEFAULT: String(CLIENT_BUDGET),
+        RATE_LIMIT_CATALOG_READ: '100000',
+        UPSTREAM_RATE_LIMIT_RPS: String(UPSTREAM_RPS),
+        UPSTREAM_RATE_LIMIT_MIN_RPS: '2',
+        UPSTREAM_RETRY_AFTER_CAP_MS: '5000',
+        REPLICA_HEARTBEAT_MS: String(HEARTBEAT_MS),
+        REPLICA_DEAD_AFTER_MS: String(5 * HEARTBEAT_MS),
+      },
+    }));
   }, 180_000);
 
   afterAll(async () => {
-    await group.stopAll();
+    await replicas.stop();
     await proxyA?.close();
     await proxyB?.close();
     await sandbox?.close();
-    if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
   });
 
   it(`a client alternating between the replicas gets its budget of ${CLIENT_BUDGET} per window (±10 %), not twice it`, async () => {
@@ -169,7 +152,7 @@ describe('budgets across two replicas (e2e: two service processes on one databas
   });
 
   it('a replica stopped gracefully stops counting at once; one killed with -9 once its heartbeat is too old; the survivor then has the whole budget', async () => {
-    const db = new Client({ connectionString: databaseUrl });
+    const db = new Client({ connectionString: replicas.databaseUrl });
     await db.connect();
     try {
       const rows = async () =>

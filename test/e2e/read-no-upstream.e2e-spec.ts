@@ -32,8 +32,9 @@ describe('read API: no upstream call unless fresh=true', () => {
     reader = await issueTestKey(t.app, ['catalog:read']);
     // Scheduled passes are off in test apps: the mirror is filled by one events and one listings pass.
     const sync = t.app.get(CatalogSyncService);
-    expect(await sync.runScheduled('events', 'startup')).toBe(true);
-    expect(await sync.runScheduled('listings', 'startup')).toBe(true);
+    for (const resource of ['events', 'listings'] as const) {
+      if (!(await sync.runScheduled(resource, 'startup'))) throw new Error(`no ${resource} pass ran`);
+    }
     const row = await withPg(t.databaseUrl, (c) =>
       c.query<{ event_id: string; ticket_id: string }>(
         `SELECT event_id::text, ticket_id::text FROM listings WHERE removed_at IS NULL ORDER BY 1, 2 LIMIT 1`,
@@ -60,7 +61,7 @@ describe('read API: no upstream call unless fresh=true', () => {
     ];
     for (const path of paths) {
       const res = await get(path);
-      expect(res.status, path).toBe(200);
+      expect({ path, status: res.status }).toEqual({ path, status: 200 });
     }
     // A read that had reached upstream would be counted before its answer: nothing arrived meanwhile.
     expect(proxy!.requests.slice(before).map((r) => r.path)).toEqual([]);

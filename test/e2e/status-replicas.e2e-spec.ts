@@ -1,11 +1,8 @@
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProcessGroup } from '../../bench/chaos/processes';
-import { replicaEnv } from '../../bench/chaos/service-env';
-import { ServiceReplica } from '../../bench/chaos/service-replica';
-import { generateApiKey } from '../../src/auth/api-key';
+import type { ServiceReplica } from '../../bench/chaos/service-replica';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import type { StatusReport } from '../../src/status/status.report';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { TwoReplicas } from '../support/two-replicas';
 import { waitUntil } from '../support/wait';
 
 /** Every `upstream_requests_total` sample of a replica's /metrics, summed: what that process counted. */
@@ -26,10 +23,8 @@ function requestsIn(r: StatusReport): number {
  * attempts, the report sums them (neither replica's counted twice nor lost), and lists both replicas.
  */
 describe('status report across two replicas (e2e: two service processes on one database)', () => {
-  const adminUrl = inject('databaseAdminUrl');
-  const group = new ProcessGroup();
-  const apiKey = generateApiKey();
-  let databaseUrl = '';
+  const service = new TwoReplicas(inject('databaseAdminUrl'));
+  const apiKey = service.apiKey;
   let sandbox: SandboxHandle;
   let a: ServiceReplica;
   let b: ServiceReplica;
@@ -59,11 +54,9 @@ describe('status report across two replicas (e2e: two service processes on one d
       askPriceMinor: 1_000n,
     });
     listingPath = `/v1/listings/${listing.event_id}/${listing.ticket_id}?fresh=true`;
-    databaseUrl = await createDatabaseFromTemplate(adminUrl);
-    const env = replicaEnv({
-      databaseUrl,
-      sandboxUrl: sandbox.url,
-      apiKey,
+    ({ a, b } = await service.start({
+      name: 'status',
+      upstreamUrl: sandbox.url,
       extra: {
         UPSTREAM_API_KEY: sandbox.admin.apiKey,
         SYNC_ENABLED: 'false',
@@ -74,17 +67,12 @@ describe('status report across two replicas (e2e: two service processes on one d
         REPLICA_HEARTBEAT_MS: '200',
         REPLICA_DEAD_AFTER_MS: '1000',
       },
-    });
-    a = await ServiceReplica.create('status-a', group, env);
-    b = await ServiceReplica.create('status-b', group, env);
-    await a.start();
-    await b.start();
+    }));
   }, 180_000);
 
   afterAll(async () => {
-    await group.stopAll();
+    await service.stop();
     await sandbox?.close();
-    if (databaseUrl) await dropDatabase(adminUrl, databaseUrl);
   });
 
   it("sums both replicas' upstream attempts exactly, and lists both replicas as live", async () => {

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { WebhooksService } from '../../src/webhooks/webhooks.service';
+import { appendEvents } from '../support/outbox-events';
 import { bearer, issueTestKey, type TestClient } from '../support/auth-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
@@ -66,7 +66,7 @@ describe('Webhooks hardening (e2e: revoked keys, the delivery log)', () => {
     );
     expect(row).toEqual({ enabled: false, disabled_reason: expect.stringMatching(/revoked/) as string });
     await dataSource.transaction((m) =>
-      t.app.get(WebhooksService).append(m, [
+      appendEvents(m, [
         {
           type: 'sync.pass_completed',
           clientId: null,

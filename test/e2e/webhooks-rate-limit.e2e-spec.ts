@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { NewEvent } from '../../src/webhooks/webhook-events';
-import { WebhooksService } from '../../src/webhooks/webhooks.service';
+import { appendEvents } from '../support/outbox-events';
 import { bearer, issueTestKey, type TestClient } from '../support/auth-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
@@ -56,13 +56,11 @@ describe('Webhooks rate_limit (e2e: messages per second per endpoint, paced on t
   let freeReceiver: WebhookReceiver;
   let spare: WebhookReceiver;
   let dataSource: DataSource;
-  let webhooks: WebhooksService;
 
   beforeAll(async () => {
     t = await startTestApp(ENV);
     server = t.app.getHttpServer();
     dataSource = t.app.get(DataSource);
-    webhooks = t.app.get(WebhooksService);
     limited = await issueTestKey(t.app, ['webhooks:write']);
     free = await issueTestKey(t.app, ['webhooks:write']);
     other = await issueTestKey(t.app, ['webhooks:write']);
@@ -81,7 +79,7 @@ describe('Webhooks rate_limit (e2e: messages per second per endpoint, paced on t
     (await request(server).post('/v1/webhooks/endpoints').set(bearer(client.key)).send(body).expect(201))
       .body as Endpoint;
   const append = (events: NewEvent[]): Promise<string[]> =>
-    dataSource.transaction((manager) => webhooks.append(manager, events));
+    dataSource.transaction((manager) => appendEvents(manager, events));
 
   it('rate_limit 2: 6 events all arrive signed, paced (first to last >= 2.3 s), each in one attempt', async () => {
     const endpoint = await register(limited, { url: limitedReceiver.url, rate_limit: 2 });

@@ -1,13 +1,10 @@
 import { Client } from 'pg';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { ProcessGroup } from '../../bench/chaos/processes';
 import { SandboxProcess } from '../../bench/chaos/sandbox-process';
-import { replicaEnv } from '../../bench/chaos/service-env';
-import { ServiceReplica } from '../../bench/chaos/service-replica';
-import { generateApiKey } from '../../src/auth/api-key';
-import { appendStatement } from '../../src/webhooks/outbox.repository';
+import type { ServiceReplica } from '../../bench/chaos/service-replica';
+import { appendStatement } from '../support/outbox-events';
 import type { NewEvent } from '../../src/webhooks/webhook-events';
-import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { TwoReplicas } from '../support/two-replicas';
 import { waitUntil } from '../support/wait';
 import { WebhookReceiver } from '../support/webhook-receiver';
 
@@ -20,41 +17,33 @@ const EVENTS = 60;
  * the lease runs out (the only duplicate, and counted at the receiver).
  */
 describe('Webhooks across two replicas (e2e: two service processes, one receiver)', () => {
-  const group = new ProcessGroup();
-  const apiKey = generateApiKey();
+  const replicas = new TwoReplicas(inject('databaseAdminUrl'));
+  const apiKey = replicas.apiKey;
   let sandbox: SandboxProcess;
   let a: ServiceReplica;
   let b: ServiceReplica;
   let receiver: WebhookReceiver;
-  let databaseUrl = '';
   let db: Client;
   let clientId = '';
 
   beforeAll(async () => {
     receiver = await WebhookReceiver.start();
-    sandbox = await SandboxProcess.start(group, { seed: 'hooks' });
-    databaseUrl = await createDatabaseFromTemplate(inject('databaseAdminUrl'));
-    db = new Client({ connectionString: databaseUrl });
+    sandbox = await SandboxProcess.start(replicas.group, { seed: 'hooks' });
+    ({ a, b } = await replicas.start({
+      name: 'hooks',
+      upstreamUrl: sandbox.url,
+      extra: {
+        SYNC_ENABLED: 'false',
+        SYNC_ON_STARTUP: 'false',
+        LOG_LEVEL: 'info',
+        WEBHOOKS_WORKER_INTERVAL_MS: '50',
+        WEBHOOKS_WORKER_CONCURRENCY: '8',
+        WEBHOOKS_DELIVERY_TIMEOUT_MS: '5000',
+        WEBHOOKS_LEASE_MS: '6000',
+      },
+    }));
+    db = new Client({ connectionString: replicas.databaseUrl });
     await db.connect();
-    const env = () =>
-      replicaEnv({
-        databaseUrl,
-        sandboxUrl: sandbox.url,
-        apiKey,
-        extra: {
-          SYNC_ENABLED: 'false',
-          SYNC_ON_STARTUP: 'false',
-          LOG_LEVEL: 'info',
-          WEBHOOKS_WORKER_INTERVAL_MS: '50',
-          WEBHOOKS_WORKER_CONCURRENCY: '8',
-          WEBHOOKS_DELIVERY_TIMEOUT_MS: '5000',
-          WEBHOOKS_LEASE_MS: '6000',
-        },
-      });
-    a = await ServiceReplica.create('hooks-a', group, env());
-    b = await ServiceReplica.create('hooks-b', group, env());
-    await a.start();
-    await b.start();
     const res = await fetch(`${a.url}/v1/webhooks/endpoints`, {
       method: 'POST',
       headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -65,10 +54,9 @@ describe('Webhooks across two replicas (e2e: two service processes, one receiver
     clientId = ((await me.json()) as { id: string }).id;
   }, 180_000);
   afterAll(async () => {
-    await group.stopAll();
     await db?.end();
+    await replicas.stop();
     await receiver?.close();
-    if (databaseUrl) await dropDatabase(inject('databaseAdminUrl'), databaseUrl);
   });
 
   /** Appends `n` events for the client in one transaction of the test (the outbox's own statement). */

@@ -4,7 +4,7 @@ import { DataSource } from 'typeorm';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { OutboxPruner } from '../../src/webhooks/outbox.pruner';
 import type { NewEvent } from '../../src/webhooks/webhook-events';
-import { WebhooksService } from '../../src/webhooks/webhooks.service';
+import { appendEvents, appendStatement } from '../support/outbox-events';
 import { bearer, issueTestKey, type TestClient } from '../support/auth-helpers';
 import { startTestApp, type TestApp } from '../support/test-app';
 import { waitUntil } from '../support/wait';
@@ -73,14 +73,12 @@ describe('Webhooks (e2e: endpoints, signed deliveries to a loopback receiver, th
   /** Where the endpoints of the API tests point (never pinged). */
   let spare: WebhookReceiver;
   let dataSource: DataSource;
-  let webhooks: WebhooksService;
   const secrets: string[] = [];
 
   beforeAll(async () => {
     t = await startTestApp(ENV);
     server = t.app.getHttpServer();
     dataSource = t.app.get(DataSource);
-    webhooks = t.app.get(WebhooksService);
     alice = await issueTestKey(t.app, ['webhooks:write']);
     bob = await issueTestKey(t.app, ['webhooks:write']);
     admin = await issueTestKey(t.app, ['admin']);
@@ -111,10 +109,10 @@ describe('Webhooks (e2e: endpoints, signed deliveries to a loopback receiver, th
     return endpoint;
   };
   const append = (events: NewEvent[]): Promise<string[]> =>
-    dataSource.transaction((manager) => webhooks.append(manager, events));
+    dataSource.transaction((manager) => appendEvents(manager, events));
   /** The ids of `events` now, and a commit of their append for later (a receiver can be told about them first). */
   const prepare = (events: NewEvent[]): { ids: string[]; commit: () => Promise<unknown> } => {
-    const { statement, ids } = webhooks.appendStatement(events);
+    const { statement, ids } = appendStatement(events);
     return { ids, commit: () => dataSource.query(statement.text, statement.values) };
   };
   const deliveries = async (client: TestClient, endpointId: string): Promise<Delivery[]> =>
@@ -303,7 +301,7 @@ describe('Webhooks (e2e: endpoints, signed deliveries to a loopback receiver, th
 
     it('a delivery whose sender died mid-send (its lease held by a dead replica) is sent once the lease expires, same id', async () => {
       const [id] = await dataSource.transaction(async (manager) => {
-        const appended = await webhooks.append(manager, [confirmed(alice.id, 'crash-1')]);
+        const appended = await appendEvents(manager, [confirmed(alice.id, 'crash-1')]);
         // A replica claimed it and died before recording anything: its lease runs 1.5 s more.
         await manager.query(
           `UPDATE webhook_deliveries SET lease_owner = 'dead-replica', lease_until = clock_timestamp() + interval '1.5 s',

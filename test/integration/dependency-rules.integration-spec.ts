@@ -200,7 +200,7 @@ describe('dependency rules (scripts/check-deps.mjs: lease SQL only in durable wo
 
   it('fails naming each feature statement that writes its own lease SQL', () => {
     const result = checkDeps({
-      'src/orders/order.repository.ts': [
+      'src/checkout/order.repository.ts': [
         'export const A = `SELECT id FROM orders',
         '  FOR UPDATE SKIP LOCKED`;',
         'export const B = `UPDATE orders SET lease_until = now()`;',
@@ -210,28 +210,33 @@ describe('dependency rules (scripts/check-deps.mjs: lease SQL only in durable wo
       ].join('\n'),
     });
     expect(result.status).toBe(1);
-    expect(result.lines.map((l) => l.split(': ')[0])).toEqual([
-      'src/orders/order.repository.ts:2',
-      'src/orders/order.repository.ts:3',
-      'src/orders/order.repository.ts:4',
-      'src/orders/order.repository.ts:5',
+    // (Line 5 is reported twice: lease SQL, and job_leases is durable work's table.)
+    expect([...new Set(result.lines.map((l) => l.split(': ')[0]))]).toEqual([
+      'src/checkout/order.repository.ts:2',
+      'src/checkout/order.repository.ts:3',
+      'src/checkout/order.repository.ts:4',
+      'src/checkout/order.repository.ts:5',
     ]);
   });
 });
 
-describe('dependency rules (scripts/check-deps.mjs: the mirror tables in SQL only in catalog-sync)', () => {
-  it('passes for SQL on the mirror inside src/catalog-sync/, in comments, in prose, in specs and in tests', () => {
+describe('dependency rules (scripts/check-deps.mjs: a table named in SQL only inside its owning module)', () => {
+  it('passes for SQL on a table inside its owner, in comments, in prose, in specs and in tests', () => {
     const result = checkDeps({
       'src/catalog-sync/listing.repository.ts': 'export const Q = `SELECT 1 FROM listings`;\n',
+      'src/checkout/order.repository.ts':
+        'export const Q = `SELECT 1 FROM orders JOIN order_steps USING (id)`;\n',
       'src/listings/mirror-state.tracker.ts':
-        "// re-read on every mirror_generation notification (UPDATE mirror_generation in catalog-sync)\nexport const m = 'the events and listings read API';\n",
+        "// re-read on every mirror_generation notification (UPDATE mirror_generation in catalog-sync)\nexport const m = 'the events and listings read API, from orders';\n",
       'src/listings/listings.service.spec.ts': 'export const Q = `SELECT 1 FROM listings`;\n',
       'test/e2e/x.e2e-spec.ts': 'export const Q = `UPDATE mirror_generation SET generation = 1`;\n',
+      'migrations/1-CreateOrders.ts': 'export const Q = `CREATE TABLE orders (id uuid)`;\n',
+      'src/checkout/order.entity.ts': "@Entity({ name: 'orders' })\nexport class OrderEntity {}\n",
     });
     expect(result).toEqual({ status: 0, lines: [] });
   });
 
-  it('fails naming each statement on events, listings, protocol_config or mirror_generation elsewhere in src/', () => {
+  it('fails naming each statement on a table another module owns (the mirror, orders, deliveries, replicas)', () => {
     const result = checkDeps({
       'src/listings/mirror-state.tracker.ts': [
         'export const A = `SELECT generation FROM mirror_generation`;',
@@ -241,13 +246,42 @@ describe('dependency rules (scripts/check-deps.mjs: the mirror tables in SQL onl
         'export const D = `UPDATE listings SET removed_at = now()`;',
         '',
       ].join('\n'),
+      'src/status/status-figures.repository.ts': [
+        "export const A = `SELECT count(*) FROM webhook_deliveries WHERE status = 'pending'`;",
+        'export const B = `SELECT * FROM service_replicas`;',
+        'export const C = `SELECT * FROM status_samples`;',
+        '',
+      ].join('\n'),
     });
     expect(result.status).toBe(1);
     expect(result.lines.map((l) => l.split(': ')[0])).toEqual([
       'src/listings/mirror-state.tracker.ts:1',
       'src/listings/mirror-state.tracker.ts:2',
+      'src/listings/mirror-state.tracker.ts:3',
       'src/listings/mirror-state.tracker.ts:4',
       'src/listings/mirror-state.tracker.ts:5',
+      'src/status/status-figures.repository.ts:1',
+      'src/status/status-figures.repository.ts:2',
+    ]);
+    expect(result.lines.find((l) => l.startsWith('src/listings/mirror-state.tracker.ts:3'))).toContain(
+      'SQL on the table orders, which belongs to src/checkout/',
+    );
+    expect(result.lines.find((l) => l.startsWith('src/status/status-figures.repository.ts:1'))).toContain(
+      'webhook_deliveries, which belongs to src/webhooks/',
+    );
+  });
+
+  it("fails on a table a migration creates without an owner, and on an entity outside its table's owner", () => {
+    const result = checkDeps({
+      'migrations/2-CreateWatches.ts': 'export const Q = `\n  CREATE TABLE watches (id uuid)`;\n',
+      'src/status/order.entity.ts': "@Entity({ name: 'orders' })\nexport class OrderEntity {}\n",
+    });
+    expect(result.status).toBe(1);
+    expect(result.lines).toEqual([
+      expect.stringMatching(/^migrations\/2-CreateWatches\.ts:2: table watches has no owning module/),
+      expect.stringMatching(
+        /^src\/status\/order\.entity\.ts:1: the entity of orders lives in src\/status\/ but .* src\/checkout\//,
+      ),
     ]);
   });
 });

@@ -1,21 +1,27 @@
 import type { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { MINUTE_MS, minuteOf } from '../../src/status/status.aggregation';
-import { StatusFiguresRepository } from '../../src/status/status-figures.repository';
+import { OrderFiguresRepository } from '../../src/checkout/order-figures.repository';
+import { WebhookBacklogRepository } from '../../src/webhooks/webhook-backlog.repository';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
-import { DatabaseClock } from '../../src/database/database-clock';
 
-describe(StatusFiguresRepository.name, () => {
+/**
+ * The status page's figures of other modules' tables, read by their owners (StatusFigures asks CheckoutService
+ * and WebhooksService): the delivery backlog of webhooks/, the finals of a minute of checkout/.
+ */
+describe('status figures of their owners (WebhookBacklogRepository, OrderFiguresRepository)', () => {
   let db: TestDataSource;
   let dataSource: DataSource;
-  let sut: StatusFiguresRepository;
+  let backlogs: WebhookBacklogRepository;
+  let orders: OrderFiguresRepository;
   let clientId: string;
   let buyerClientId: string;
 
   beforeAll(async () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 2 });
     dataSource = db.dataSource;
-    sut = new StatusFiguresRepository(dataSource, new DatabaseClock(dataSource));
+    backlogs = new WebhookBacklogRepository(dataSource);
+    orders = new OrderFiguresRepository(dataSource);
     clientId = await insertTestClient(dataSource, 'admin');
     // Orders of another client: their events reach none of the endpoints the backlog test makes.
     const [buyer] = await dataSource.query<{ id: string }[]>(
@@ -44,7 +50,7 @@ describe(StatusFiguresRepository.name, () => {
          (VALUES (1, 'pending', interval '0'), (2, 'failed', interval '1 hour'), (3, 'failed', interval '2 days'))
            AS v(n, status, age)`,
     );
-    const backlog = await sut.webhookBacklog();
+    const backlog = await backlogs.backlog();
     expect(backlog.endpoints).toHaveLength(100);
     expect(backlog.undelivered).toBe(120);
     expect(backlog.failed).toBe(120);
@@ -83,12 +89,12 @@ describe(StatusFiguresRepository.name, () => {
     await insert(1, 'confirmed', 1, 60_000, 50); // the next minute
     await insert(1, 'confirmed', 1, -1, 50); // the minute before
 
-    expect(await sut.finalCounts(minute, minute + MINUTE_MS)).toEqual([
+    expect(await orders.finalCounts(minute, minute + MINUTE_MS)).toEqual([
       { state: 'confirmed', attempt: 1, count: 3 },
       { state: 'confirmed', attempt: 2, count: 2 },
       { state: 'rejected', attempt: 1, count: 1 },
     ]);
-    const durations = await sut.finalDurations(minute, minute + MINUTE_MS);
+    const durations = await orders.finalDurations(minute, minute + MINUTE_MS);
     expect(durations.map(Math.round)).toEqual([500, 500, 500, 700, 700, 100]);
   });
 });

@@ -34,6 +34,9 @@ async function insertClient(dataSource: DataSource): Promise<string> {
  * (ListingRepository.writeBatch, the path of full passes and per-event walks), a live observation
  * (CatalogMirrorRepository.applyLiveListing) and plain SQL.
  */
+/** Orders [client, …] rows by client id. */
+const byClient = (a: string[], b: string[]): number => (a[0] < b[0] ? -1 : 1);
+
 describe('watch match (listings triggers)', () => {
   let db: TestDataSource;
   let dataSource: DataSource;
@@ -156,7 +159,6 @@ describe('watch match (listings triggers)', () => {
     await writePage([row(EVENT, 2n, 650n)]); // 1100 → 650: 40.9 %, and under B's max from above it
     const found = await matches();
     // One statement announces both: their order within it is not defined.
-    const byClient = (a: string[], b: string[]) => (a[0] < b[0] ? -1 : 1);
     expect(
       found
         .slice(1)

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, inject, it, vi } fro
 import { pgPool } from '../../src/database/data-source';
 import { WebhooksConfig } from '../../src/config/webhooks.config';
 import { OutboxRepository } from '../../src/webhooks/outbox.repository';
+import { appendEvents } from '../support/outbox-events';
 import { SecretBox } from '../../src/webhooks/secret-box';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository';
 import { WebhookEndpointRepository } from '../../src/webhooks/webhook-endpoint.repository';
@@ -113,23 +114,25 @@ describe(OutboxRepository.name, () => {
     await dataSource.query(`DELETE FROM outbox_events`);
   });
 
+  /** Records a pass of `resource` that ran and completed; answers the event types it announced. */
+  const finish = async (resource: string, trigger: string): Promise<string[]> => {
+    const [{ id }] = await dataSource.query(
+      `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token, started_at)
+       VALUES ($1, $2, 'running', $3, 'test', 1, clock_timestamp()) RETURNING id::text AS id`,
+      [resource, resource === 'event_listings' ? '8' : null, trigger],
+    );
+    await dataSource.query(
+      `UPDATE sync_passes SET status = 'completed', finished_at = clock_timestamp() WHERE id = $1`,
+      [id],
+    );
+    const rows: { type: string }[] = await dataSource.query(
+      `SELECT type FROM outbox_events WHERE payload->'data'->>'pass_id' = $1 OR payload->>'pass_id' = $1`,
+      [id],
+    );
+    return rows.map((r) => r.type);
+  };
+
   it('announces a finished full pass or event refresh, never a hot-set or fresh=true walk (no flood of sync.* events)', async () => {
-    const finish = async (resource: string, trigger: string): Promise<string[]> => {
-      const [{ id }] = await dataSource.query(
-        `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token, started_at)
-         VALUES ($1, $2, 'running', $3, 'test', 1, clock_timestamp()) RETURNING id::text AS id`,
-        [resource, resource === 'event_listings' ? '8' : null, trigger],
-      );
-      await dataSource.query(
-        `UPDATE sync_passes SET status = 'completed', finished_at = clock_timestamp() WHERE id = $1`,
-        [id],
-      );
-      const rows: { type: string }[] = await dataSource.query(
-        `SELECT type FROM outbox_events WHERE payload->'data'->>'pass_id' = $1 OR payload->>'pass_id' = $1`,
-        [id],
-      );
-      return rows.map((r) => r.type);
-    };
     expect(await finish('listings', 'schedule')).toEqual(['sync.pass_completed']);
     expect(await finish('event_listings', 'refresh')).toEqual(['sync.pass_completed']);
     expect(await finish('event_listings', 'hot')).toEqual([]);
@@ -142,7 +145,7 @@ describe(OutboxRepository.name, () => {
 
     await expect(
       dataSource.transaction(async (manager) => {
-        ids = await sut.append(manager, [created(clientA), confirmed(clientA)]);
+        ids = await appendEvents(manager, [created(clientA), confirmed(clientA)]);
         throw new Error('the state change failed');
       }),
     ).rejects.toThrow('the state change failed');
@@ -160,7 +163,7 @@ describe(OutboxRepository.name, () => {
     const operator = await endpoint(admin, [], true, true);
 
     const ids = await dataSource.transaction((manager) =>
-      sut.append(manager, [created(clientA), confirmed(clientA), syncDone]),
+      appendEvents(manager, [created(clientA), confirmed(clientA), syncDone]),
     );
 
     const [createdId, confirmedId, syncId] = ids as [string, string, string];
@@ -184,7 +187,7 @@ describe(OutboxRepository.name, () => {
     const event = created(clientA);
     (event.data as unknown as Record<string, unknown>).expected_price_minor = 18446744073709551615n;
     try {
-      const [id] = await sut.append(client, [event]);
+      const [id] = await appendEvents(client, [event]);
       await client.query('COMMIT');
       const [row] = await dataSource.query<{ payload: { expected_price_minor: unknown } }[]>(
         `SELECT payload FROM outbox_events WHERE id = $1`,
@@ -201,8 +204,8 @@ describe(OutboxRepository.name, () => {
       const older = await begin();
       const younger = await begin();
       try {
-        const [first] = await sut.append(older, [created(clientA, 'first')]);
-        const [second] = await sut.append(younger, [created(clientA, 'second')]);
+        const [first] = await appendEvents(older, [created(clientA, 'first')]);
+        const [second] = await appendEvents(younger, [created(clientA, 'second')]);
         await younger.query('COMMIT');
 
         // The younger transaction committed, but the older one might still commit below it: nothing is served.
@@ -226,8 +229,8 @@ describe(OutboxRepository.name, () => {
     it('a rolled-back transaction holds nothing back and leaves nothing behind', async () => {
       const aborted = await begin();
       try {
-        await sut.append(aborted, [created(clientA, 'aborted')]);
-        const [kept] = await dataSource.transaction((m) => sut.append(m, [created(clientA, 'kept')]));
+        await appendEvents(aborted, [created(clientA, 'aborted')]);
+        const [kept] = await dataSource.transaction((m) => appendEvents(m, [created(clientA, 'kept')]));
         await aborted.query('ROLLBACK');
 
         await waitUntil(async () => (await sut.feed(clientA, false, START, 10)).length === 1, 10_000, 50);
@@ -241,7 +244,7 @@ describe(OutboxRepository.name, () => {
     it('orders by number, not text: position 999 before 1000, and a page after 999 finds 1000', async () => {
       // The next two positions are 999 and 1000: their text order is the reverse of their numbers.
       await dataSource.query(`SELECT setval(pg_get_serial_sequence('outbox_events', 'position'), 998)`);
-      const ids = await dataSource.transaction((m) => sut.append(m, [created(clientA), created(clientA)]));
+      const ids = await dataSource.transaction((m) => appendEvents(m, [created(clientA), created(clientA)]));
       await waitUntil(async () => (await sut.feed(clientA, false, START, 10)).length === 2, 10_000, 50);
 
       const all = await sut.feed(clientA, false, START, 10);
@@ -256,7 +259,7 @@ describe(OutboxRepository.name, () => {
 
     it('serves a client its own events only; operator events to an operator read', async () => {
       const ids = await dataSource.transaction((m) =>
-        sut.append(m, [created(clientA), created(clientB), syncDone]),
+        appendEvents(m, [created(clientA), created(clientB), syncDone]),
       );
       await waitUntil(async () => (await sut.feed(admin, true, START, 10)).length === 1, 10_000, 50);
 
@@ -271,9 +274,9 @@ describe(OutboxRepository.name, () => {
     it('deletes a prefix older than the retention with its deliveries, and moves the horizon to its end', async () => {
       await endpoint(clientA);
       const old = await dataSource.transaction((m) =>
-        sut.append(m, [created(clientA, 'o1'), created(clientA, 'o2')]),
+        appendEvents(m, [created(clientA, 'o1'), created(clientA, 'o2')]),
       );
-      const recent = await dataSource.transaction((m) => sut.append(m, [created(clientA, 'r1')]));
+      const recent = await dataSource.transaction((m) => appendEvents(m, [created(clientA, 'r1')]));
       await dataSource.query(
         `UPDATE outbox_events SET occurred_at = clock_timestamp() - interval '40 days' WHERE id = ANY($1)`,
         [old],
@@ -304,14 +307,12 @@ const uncapped = Object.assign(new WebhooksConfig(), {
 describe(WebhookDeliveryRepository.name, () => {
   let db: TestDataSource;
   let dataSource: DataSource;
-  let outbox: OutboxRepository;
   let clientId: string;
   const box = SecretBox.from(undefined, 'a-pepper-of-at-least-thirty-two-characters');
 
   beforeAll(async () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 6 });
     dataSource = db.dataSource;
-    outbox = new OutboxRepository(dataSource);
     clientId = await insertClient(dataSource, 'orders:write');
     await new WebhookEndpointRepository(dataSource).create(
       {
@@ -330,7 +331,7 @@ describe(WebhookDeliveryRepository.name, () => {
 
   const appendMany = (n: number) =>
     dataSource.transaction((m) =>
-      outbox.append(
+      appendEvents(
         m,
         Array.from({ length: n }, (_, i) => ({
           type: 'webhook.ping' as const,
@@ -355,7 +356,7 @@ describe(WebhookDeliveryRepository.name, () => {
 
   it('a claim reads what the send needs in its own statement: event, endpoint and sealed secret, the try counted', async () => {
     const [eventId] = await dataSource.transaction((m) =>
-      outbox.append(m, [{ type: 'webhook.ping', clientId, data: { endpoint_id: 'e-claim' } }]),
+      appendEvents(m, [{ type: 'webhook.ping', clientId, data: { endpoint_id: 'e-claim' } }]),
     );
     const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
     const queries = vi.spyOn(dataSource, 'query');
