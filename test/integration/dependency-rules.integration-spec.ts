@@ -273,12 +273,12 @@ describe('dependency rules (scripts/check-deps.mjs: a table named in SQL only in
 
   it("fails on a table a migration creates without an owner, and on an entity outside its table's owner", () => {
     const result = checkDeps({
-      'migrations/2-CreateWatches.ts': 'export const Q = `\n  CREATE TABLE watches (id uuid)`;\n',
+      'migrations/2-CreateGadgets.ts': 'export const Q = `\n  CREATE TABLE gadgets (id uuid)`;\n',
       'src/status/order.entity.ts': "@Entity({ name: 'orders' })\nexport class OrderEntity {}\n",
     });
     expect(result.status).toBe(1);
     expect(result.lines).toEqual([
-      expect.stringMatching(/^migrations\/2-CreateWatches\.ts:2: table watches has no owning module/),
+      expect.stringMatching(/^migrations\/2-CreateGadgets\.ts:2: table gadgets has no owning module/),
       expect.stringMatching(
         /^src\/status\/order\.entity\.ts:1: the entity of orders lives in src\/status\/ but .* src\/checkout\//,
       ),
