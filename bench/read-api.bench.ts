@@ -208,6 +208,9 @@ export async function benchReadApi(): Promise<BenchReport> {
       RATE_LIMIT_WINDOW_MS: '1000',
       RATE_LIMIT_CATALOG_READ: '100000',
       SYNC_ENABLED: 'false',
+      // The mirror is seeded straight into the tables (rows the in-process sandbox never had): the served-accuracy
+      // sampler would find them gone upstream and remove them mid-run (R3 answered 404s).
+      MIRROR_ACCURACY_SAMPLE_INTERVAL_MS: '0',
       DB_POOL_SIZE: '10',
     };
     const listingKeys = await sampleListings(url, 2000);
