@@ -160,7 +160,13 @@ describe('Webhook endpoint health (e2e: endpoint.disabled)', () => {
          disabled_reason = 'every delivery failed since 2026-11-27T00:00:00Z' WHERE id = $1`,
       [endpoint.body.id],
     );
-    const feed = (await feedOf(client.key)).filter((e) => e.type === 'endpoint.disabled');
+    // The feed shows an event once every transaction older than it has ended, cluster-wide
+    // (outbox.repository.ts): under a parallel suite another database's long transaction can delay it a moment.
+    let feed: Envelope[] = [];
+    await waitUntil(async () => {
+      feed = (await feedOf(client.key)).filter((e) => e.type === 'endpoint.disabled');
+      return feed.length > 0;
+    }, 15_000);
     expect(feed).toHaveLength(1);
     expect(feed[0].data).toMatchObject({ endpoint_id: endpoint.body.id, reason: 'automatic' });
   });
