@@ -111,23 +111,25 @@ export class CheckoutService implements OnModuleInit {
     const flightKey = `${clientId}\n${key}`;
     let flight = this.inFlight.get(flightKey);
     const leader = flight === undefined;
-    // The leader starts the live revalidation read first, then sends the insert: a read has no effect upstream,
-    // so it need not wait for the order row (signing does), and it is the longer of the two (the upstream's page
-    // against one statement), so it leaves first — sending the insert first cost the read ~2 ms on a 2-core
-    // machine (the socket write hands the core to PostgreSQL; docs/BENCHMARKS.md session 15). Used only when the
-    // insert creates the order; a replay or a refused limit drops it (docs/checkout.md: a replay costs one read).
+    // The leader sends the insert, then starts the live revalidation read alongside it: a read has no effect
+    // upstream, so it need not wait for the order row (signing does). The insert is the longer of the two (the
+    // lock, the limits, the row, its audit and outbox rows, the commit) and signing waits for it, so it goes on
+    // the wire first; building the read's request before it delayed the insert's connection ~0.7 ms
+    // (docs/BENCHMARKS.md session 16). Used only when the insert creates the order; a replay or a refused
+    // limit drops it (docs/checkout.md: a replay costs one read). No insert sent (no connection): no read.
     let revalidation: Promise<PrefetchedRevalidation> | undefined;
     if (!flight) {
-      revalidation = settle(
-        this.integrator.revalidate({
-          eventId: input.eventId,
-          ticketId: input.ticketId,
-          expectedPriceMinor: input.expectedPriceMinor,
-          buyerAddress: input.buyerAddress,
-          requestId: input.requestId,
-        }),
-      );
-      flight = this.createOrGet(input);
+      flight = this.createOrGet(input, () => {
+        revalidation = settle(
+          this.integrator.revalidate({
+            eventId: input.eventId,
+            ticketId: input.ticketId,
+            expectedPriceMinor: input.expectedPriceMinor,
+            buyerAddress: input.buyerAddress,
+            requestId: input.requestId,
+          }),
+        );
+      });
       this.inFlight.set(flightKey, flight);
       void flight.finally(() => this.inFlight.delete(flightKey)).catch(() => undefined);
     }
@@ -153,6 +155,10 @@ export class CheckoutService implements OnModuleInit {
     // Handed to the driver in process at once (this replica holds the lease): no wait for a worker poll; the
     // worker takes over if this process dies.
     void this.driver.drive(result.order, revalidation);
+    // The drive's first upstream call (signing, once the read is in) is built over microtasks: the 202 waits one
+    // turn of the event loop, so that call is on the wire before the answer is built and written (the answer
+    // went first, ~0.3 ms, and its write woke the client on the other core; docs/BENCHMARKS.md session 16).
+    await new Promise<void>((resolve) => setImmediate(resolve));
     // Tracing on: a drive resumed later (retry, crash, another replica) links its new trace to this request's.
     // Alongside the drive, and never the request's failure: a lost write only loses the link.
     const traceparent = currentTraceparent();
@@ -161,14 +167,20 @@ export class CheckoutService implements OnModuleInit {
   }
 
   /** One transaction: the buyer's lock, then the key lookup, the limit counts and the insert in one statement. */
-  private createOrGet(input: NewOrder): Promise<CreateResult> {
+  private createOrGet(input: NewOrder, onSent: () => void): Promise<CreateResult> {
     const c = this.config;
     crashPoint('before_commit_created');
-    return this.repo.createOrGet(input, this.driver.instanceId, c.CHECKOUT_LEASE_MS, {
-      maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
-      maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
-      windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
-    });
+    return this.repo.createOrGet(
+      input,
+      this.driver.instanceId,
+      c.CHECKOUT_LEASE_MS,
+      {
+        maxOpen: c.CHECKOUT_MAX_OPEN_ORDERS_PER_BUYER,
+        maxPerEvent: c.CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT,
+        windowSeconds: c.CHECKOUT_PURCHASE_WINDOW_SECONDS,
+      },
+      onSent,
+    );
   }
 
   /** The client's order (another client's → 404); with `waitMs`, returns early once its state changes. */

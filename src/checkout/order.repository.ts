@@ -272,6 +272,7 @@ export class OrderRepository {
     owner: string,
     leaseMs: number,
     limits: BuyerLimits,
+    onSent?: () => void,
   ): Promise<CreateResult> {
     const runner = this.dataSource.createQueryRunner();
     const client = (await runner.connect()) as PoolClient;
@@ -321,6 +322,8 @@ export class OrderRepository {
          )}`,
       );
       const sentAt = performance.now();
+      // The statement is on the wire: what the caller runs alongside it starts now (the live read).
+      onSent?.();
       let results: { rows: Row[] }[];
       try {
         results = (await sending) as unknown as { rows: Row[] }[];

@@ -79,6 +79,10 @@ export class TransactionsSigner {
       : undefined;
     // Used only once the record is committed and ours; until then (or if it is not) it must not go unhandled.
     early?.catch(() => undefined);
+    // The signing request is the longer of the two: it goes on the wire first (its request is built over a few
+    // microtasks, and the insert's socket write would otherwise come first and hand the core to PostgreSQL
+    // before the signing request leaves; docs/BENCHMARKS.md session 16). The insert follows in the next turn.
+    if (early) await new Promise<void>((resolve) => setImmediate(resolve));
     const got = await this.repo.insertOrGet(
       {
         clientId: input.clientId,

@@ -60,6 +60,22 @@ describe(OrderRepository.name, () => {
       [clientId, buyer, count, state, event?.toString() ?? null, tag, ageSeconds],
     );
 
+  it('calls onSent once the create statement is on the wire, before its answer: for a new order and a replay', async () => {
+    const next = order('on-sent-buyer');
+    for (const expected of ['inserted', 'existing'] as const) {
+      const seen: string[] = [];
+      const creating = sut
+        .createOrGet(next, 'test', 60_000, LIMITS, () => seen.push('sent'))
+        .then((result) => {
+          seen.push(result.kind);
+          return result;
+        });
+      const result = await creating;
+      expect(result.kind).toBe(expected);
+      expect(seen).toEqual(['sent', expected]);
+    }
+  });
+
   it('refuses at the open-orders limit, whatever the event, and counts no final order towards it', async () => {
     await history('open', 300);
     expect((await create(order('open'))).kind).toBe('inserted');
