@@ -21,6 +21,8 @@ import type { UpstreamCallOptions } from '../upstream/upstream.types';
 
 /** How often a walk of an event running on another replica is looked up while a caller waits for it. */
 const REMOTE_WALK_POLL_MS = 100;
+/** At shutdown, the cancelled passes are waited for this long at most. */
+export const SYNC_SHUTDOWN_WAIT_MS = 5000;
 /** A walk that cannot be started or joined (its lease changing hands) is tried this many times. */
 const WALK_START_TRIES = 20;
 
@@ -103,7 +105,7 @@ export class CatalogSyncService implements OnModuleInit, BeforeApplicationShutdo
 
   private async stopPasses(): Promise<void> {
     this.shuttingDown = true;
-    const deadline = Date.now() + 5000;
+    const deadline = Date.now() + SYNC_SHUTDOWN_WAIT_MS;
     const within = (work: Promise<unknown>) =>
       Promise.race([
         work,

@@ -7,7 +7,7 @@ import { ServedAccuracyMetrics, type ObservationSource } from './served-accuracy
 
 /**
  * How long a caller waits for the mirror write of an observation: past it the caller goes on (the write finishes,
- * or fails, on its own). Listed in src/retries.catalog.ts.
+ * or fails, on its own). Listed in catalog-sync.retries.ts.
  */
 export const OBSERVATION_WRITE_TIMEOUT_MS = 2000;
 const FAILURE_LOG_EVERY_MS = 60_000;

@@ -22,7 +22,7 @@ export const SERVED_RESERVOIR_SIZE = 2000;
 export const SERVED_RECENT_MS = 60_000;
 /** Samples behind `mirror_served_accuracy` (the gauge is the share of buyable ones among the last this many). */
 export const ACCURACY_WINDOW_SAMPLES = 100;
-/** One sample's live walk (its event's active listings) is cut after this long. Listed in src/retries.catalog.ts. */
+/** One sample's live walk (its event's active listings) is cut after this long. Listed in catalog-sync.retries.ts. */
 export const SAMPLE_WALK_TIMEOUT_MS = 5000;
 const FAILURE_LOG_EVERY_MS = 60_000;
 

@@ -61,7 +61,7 @@ export function passApplicationName(passId: string): string {
 }
 
 /** A batch of pages is written at the latest this long after its first page arrived. */
-const WRITE_MAX_DELAY_MS = 1000;
+export const WRITE_MAX_DELAY_MS = 1000;
 
 interface Outcome {
   status: 'completed' | 'failed' | 'cancelled';

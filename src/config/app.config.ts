@@ -2,6 +2,7 @@ import { Transform } from 'class-transformer';
 import { IsIn, IsOptional, IsString, Matches, MinLength } from 'class-validator';
 import { DEFAULT_HOST, isLocalDemo } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -54,10 +55,16 @@ export class AppConfig {
   DB_POOL_SIZE = 10;
 
   @EnvInt(100, 30_000)
+  @Retried({ unit: 'ms', bounds: 'each readiness check', where: 'health/health.controller.ts' })
   HEALTH_CHECK_TIMEOUT_MS = 1500;
 
   /** The whole graceful shutdown, drain delay included; then the process is forced down (exit 1). */
   @EnvInt(100, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'graceful shutdown (drain delay included) before the process is forced down',
+    where: 'main.ts',
+  })
   SHUTDOWN_TIMEOUT_MS = 8000;
 
   /**
@@ -66,6 +73,11 @@ export class AppConfig {
    * threshold, so it has stopped routing here first (docs/DEPLOY.md). SIGINT (a terminal's Ctrl-C) skips it.
    */
   @EnvInt(0, 59_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'after SIGTERM: readiness 503, everything else still served, then the server closes',
+    where: 'main.ts',
+  })
   SHUTDOWN_DRAIN_DELAY_MS = 5000;
 
   @EnvInt(1024, 10 * 1024 * 1024)
@@ -73,10 +85,16 @@ export class AppConfig {
 
   /** Whole request (headers and body) must arrive within this, else 408 and the connection closes. */
   @EnvInt(100, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'a whole inbound request (headers and body), else 408',
+    where: 'app.factory.ts',
+  })
   HTTP_REQUEST_TIMEOUT_MS = 30_000;
 
   /** Request headers must arrive within this (capped at HTTP_REQUEST_TIMEOUT_MS), else 408. */
   @EnvInt(100, 600_000)
+  @Retried({ unit: 'ms', bounds: 'inbound request headers, else 408', where: 'app.factory.ts' })
   HTTP_HEADERS_TIMEOUT_MS = 10_000;
 
   @EnvBool()
@@ -105,10 +123,20 @@ export class AppConfig {
 
   /** How often each replica records its status samples and prunes old ones (ms). */
   @EnvInt(200, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "each replica's status-sample recording and pruning (the status page's per-minute figures)",
+    where: 'status/status.recorder.ts',
+  })
   STATUS_RECORD_INTERVAL_MS = 15_000;
 
   /** Lifetime of the status page's login cookie (ms); then the key is asked for again. */
   @EnvInt(60_000, 86_400_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "the status page's login cookie; then the key is asked for again",
+    where: 'status/',
+  })
   STATUS_SESSION_TTL_MS = 900_000;
 
   /**

@@ -2,6 +2,7 @@ import { createHmac } from 'node:crypto';
 import { IsOptional, IsString, Matches, MaxLength, MinLength } from 'class-validator';
 import { isLocalDemo, missingSecret } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 /**
  * Used only in the local demo (config/deployment.ts) when API_KEY_PEPPER is unset, so a fresh checkout (service
@@ -52,6 +53,11 @@ export class AuthConfig {
 
   /** How long a verified key is trusted without re-reading its row (revocation delay), 0..5000 ms. */
   @EnvInt(0, 5000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'reuse of a verified API key (revocation delay)',
+    where: 'auth/api-key.authenticator.ts',
+  })
   API_KEY_CACHE_TTL_MS = 2000;
 
   /**
@@ -63,6 +69,11 @@ export class AuthConfig {
   METRICS_PUBLIC?: boolean;
 
   @EnvInt(1, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "window of our clients' rate limits (429 with Retry-After)",
+    where: 'auth/',
+  })
   RATE_LIMIT_WINDOW_MS = 60_000;
 
   /** Per client and window, routes that need only a valid key (`GET /v1/me`). */

@@ -1,5 +1,6 @@
 import { IsOptional, Matches } from 'class-validator';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 /**
  * Environment variables of the `checkout/` module (orders, the recovery worker, per-buyer limits).
@@ -8,6 +9,11 @@ import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './vali
 export class CheckoutConfig {
   /** Attempts per order: a new attempt (new derived key, fresh revalidation) follows an `expired` one. */
   @EnvInt(1, 10)
+  @Retried({
+    unit: 'count',
+    bounds: 'attempts per order (new key, fresh revalidation after an expired one)',
+    where: 'checkout/order.settlement.ts',
+  })
   CHECKOUT_MAX_ATTEMPTS = 3;
 
   /** Run the recovery worker on this replica (every replica normally runs it). */
@@ -16,10 +22,20 @@ export class CheckoutConfig {
 
   /** How often the worker looks for due orders (ms). */
   @EnvInt(10, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause between recovery-worker passes: the latency of every retry after its delay',
+    where: 'checkout/ (worker loop)',
+  })
   CHECKOUT_WORKER_INTERVAL_MS = 500;
 
   /** Orders one worker pass claims at most. */
   @EnvInt(1, 1000)
+  @Retried({
+    unit: 'count',
+    bounds: 'orders one worker drives at once; also the orders polled in process per replica',
+    where: 'checkout/ (worker loop), order.tracker.ts',
+  })
   CHECKOUT_WORKER_BATCH = 20;
 
   /**
@@ -31,29 +47,65 @@ export class CheckoutConfig {
 
   /** How long a driver holds an order (renewed at every committed step); a crashed driver's lease expires. */
   @EnvInt(100, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "a drive's hold on an order (renewed by every commit); in-process tracking hands back after half",
+    where: 'checkout/ (driver, tracker, repository)',
+  })
   CHECKOUT_LEASE_MS = 30_000;
 
   /** First retry delay of a step whose upstream call failed; doubles up to CHECKOUT_RETRY_MAX_DELAY_MS. */
   @EnvInt(10, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "backoff ceiling of a step's first failure (full jitter, doubles per failure)",
+    where: 'checkout/order.committer.ts',
+  })
   CHECKOUT_RETRY_BASE_DELAY_MS = 250;
 
   @EnvInt(10, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "largest backoff ceiling of a step; Retry-After honoured up to the orders queue's cap (policy)",
+    where: 'checkout/order.committer.ts',
+  })
   CHECKOUT_RETRY_MAX_DELAY_MS = 5_000;
 
   /** How often a submitted order looks at its ledger transaction's status (ms). */
   @EnvInt(10, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause between status re-sends of a submitted order (in process)',
+    where: 'checkout/order.tracker.ts',
+  })
   CHECKOUT_TRACK_POLL_MS = 250;
 
   /** Bound of one live revalidation (walk of the event's active listings), ms. */
   @EnvInt(100, 120_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one live revalidation walk (pages and protocol config share one abort signal)',
+    where: 'checkout/checkout.integrator.ts',
+  })
   CHECKOUT_REVALIDATE_TIMEOUT_MS = 5_000;
 
   /** Longest an attempt keeps retrying its revalidation before the order fails (nothing was signed), ms. */
   @EnvInt(1_000, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds:
+      "an attempt's revalidation retries (age of the attempt), then the order fails UPSTREAM_UNAVAILABLE",
+    where: 'checkout/order.attempt.ts',
+  })
   CHECKOUT_REVALIDATE_GIVE_UP_MS = 120_000;
 
   /** Longest `GET /v1/orders/{id}?wait=` holds a request (ms). */
   @EnvInt(0, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'longest `GET /v1/orders/{id}?wait=` hold',
+    where: 'checkout/checkout.service.ts',
+  })
   CHECKOUT_MAX_WAIT_MS = 10_000;
 
   /** Open (non-final) orders one buyer may have per client; one more → 429 BUYER_OPEN_ORDERS_LIMIT. */
@@ -65,6 +117,11 @@ export class CheckoutConfig {
   CHECKOUT_MAX_PURCHASES_PER_BUYER_PER_EVENT = 4;
 
   @EnvInt(1, 31_536_000)
+  @Retried({
+    unit: 's',
+    bounds: 'window of the per-buyer per-event order limit (not a retry)',
+    where: 'checkout/order.repository.ts',
+  })
   CHECKOUT_PURCHASE_WINDOW_SECONDS = 86_400;
 
   /** accept_offer_v2 `integrator_authority`. Unset: the protocol config's `integrator_authority`. */

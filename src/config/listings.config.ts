@@ -1,4 +1,5 @@
 import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 const GIB = 1024 * 1024 * 1024;
 
@@ -27,10 +28,16 @@ export class ListingsConfig {
    * the notifications: bounds how late `data_as_of` follows a pass that completed without changing a row.
    */
   @EnvInt(100, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 're-read of the mirror state; also the LISTEN reconnect delay',
+    where: 'listings/mirror-state.tracker.ts',
+  })
   LISTINGS_STATE_REFRESH_MS = 1000;
 
   /** Time budget of a `?fresh=true` live re-read (walk of one event's listings upstream). */
   @EnvInt(100, 60_000)
+  @Retried({ unit: 'ms', bounds: 'a `?fresh=true` live re-read of one event', where: 'listings/' })
   LISTINGS_FRESH_TIMEOUT_MS = 5000;
 }
 

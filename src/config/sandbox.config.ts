@@ -7,6 +7,7 @@ import {
   DEFAULT_SANDBOX_READONLY_API_KEY,
 } from './sandbox-defaults';
 import { collectProblems, ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 /** Sandbox keys must have the sandbox form, so a production-looking key can never be configured by mistake. */
 const SANDBOX_KEY = /^trk_test_[A-Za-z0-9_]{16,}$/;
@@ -21,12 +22,26 @@ export class SandboxEnv {
   @IsOptional() @Matches(SANDBOX_KEY) SANDBOX_API_KEY: string = DEFAULT_SANDBOX_API_KEY;
   @IsOptional() @Matches(SANDBOX_KEY) SANDBOX_READONLY_API_KEY: string = DEFAULT_SANDBOX_READONLY_API_KEY;
   @IsOptional() @IsString() @MinLength(8) SANDBOX_ADMIN_KEY: string = DEFAULT_SANDBOX_ADMIN_KEY;
-  @EnvInt(0, 3_600_000) SANDBOX_LANDING_DELAY_MS: number = 1500;
-  @EnvInt(1000) SANDBOX_BLOCKHASH_LIFETIME_MS: number = 60_000;
+  @Retried({
+    unit: 'ms',
+    bounds: 'how long a sandbox submission stays `processing` before it lands',
+    where: 'sandbox/',
+  })
+  @EnvInt(0, 3_600_000)
+  SANDBOX_LANDING_DELAY_MS: number = 1500;
+  @Retried({
+    unit: 'ms',
+    bounds: 'after this the sandbox answers `expired` for a transaction that did not land',
+    where: 'sandbox/',
+  })
+  @EnvInt(1000)
+  SANDBOX_BLOCKHASH_LIFETIME_MS: number = 60_000;
   @EnvInt(1) SANDBOX_BLOCKHASH_ROTATION_MS: number = 400;
   @IsOptional() @Type(() => Number) @IsNumber() @Min(0) @Max(1) SANDBOX_LANDING_FAILURE_PROBABILITY: number =
     0;
-  @EnvInt(0) SANDBOX_IDEMPOTENCY_RETENTION_MS: number = 86_400_000;
+  @Retried({ unit: 'ms', bounds: 'how long the sandbox remembers an idempotency key', where: 'sandbox/' })
+  @EnvInt(0)
+  SANDBOX_IDEMPOTENCY_RETENTION_MS: number = 86_400_000;
   @EnvInt(1) SANDBOX_DEFAULT_PAGE_LIMIT: number = 100;
   @EnvInt(1, 100_000) SANDBOX_MAX_PAGE_LIMIT: number = 1000;
   @IsOptional() @Matches(/^[0-9]{1,20}$/) SANDBOX_INITIAL_BALANCE_MINOR: string = '1000000000000';

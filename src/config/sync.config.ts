@@ -1,4 +1,5 @@
 import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 const DAY_MS = 86_400_000;
 
@@ -16,21 +17,46 @@ export class SyncConfig {
   SYNC_ON_STARTUP = true;
 
   @EnvInt(100, DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause after an events pass ends before the next one',
+    where: 'catalog-sync/catalog-sync.scheduler.ts',
+  })
   SYNC_EVENTS_INTERVAL_MS = 60_000;
 
   @EnvInt(100, DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause after a listings pass ends before the next one',
+    where: 'catalog-sync/catalog-sync.scheduler.ts',
+  })
   SYNC_LISTINGS_INTERVAL_MS = 300_000;
 
   /** Each scheduled pass starts after its interval plus a random 0..SYNC_JITTER_MS (spreads replicas). */
   @EnvInt(0, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'random 0..this added to every scheduled pause',
+    where: 'catalog-sync/catalog-sync.scheduler.ts',
+  })
   SYNC_JITTER_MS = 5000;
 
   /** A lease not renewed for this long may be taken over (renewed every third of it while a pass runs). */
   @EnvInt(300, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "a pass's lease (renewed every third of it while the pass runs; taken over after it lapses)",
+    where: 'catalog-sync/sync-lease.ts, sync-pass.runner.ts',
+  })
   SYNC_LEASE_TTL_MS = 30_000;
 
   /** Upstream page size of sync walks (the contract's maximum is 1000). */
   @EnvInt(1, 1000)
+  @Retried({
+    unit: 'count',
+    bounds: 'items per upstream page of a pass (pages = items / this)',
+    where: 'catalog-sync/sync-pass.runner.ts',
+  })
   SYNC_PAGE_SIZE = 1000;
 
   /**
@@ -42,14 +68,30 @@ export class SyncConfig {
 
   /** A resource whose last complete pass is older than this is reported stale (degraded) in readiness. */
   @EnvInt(1000, 30 * DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds: 'age of the last completed pass after which readiness reports the resource stale',
+    where: 'catalog-sync/sync-pass.status.ts',
+  })
   SYNC_STALE_AFTER_MS = 900_000;
 
   /** After this long from startup, readiness requires a complete pass for each resource. */
   @EnvInt(0, DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds: 'time from startup before readiness requires a completed pass per resource',
+    where: 'catalog-sync/sync-pass.status.ts',
+  })
   SYNC_READY_GRACE_MS = 120_000;
 
   /** How often the cached protocol config is refetched. */
   @EnvInt(1000, 7 * DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds:
+      'pause between protocol config refetches (a failed one keeps the cached config); also the age past which a replica re-reads the stored config: the one cache checkout, selling and the read API use',
+    where: 'catalog-sync/catalog-sync.scheduler.ts, catalog-sync/protocol-config.cache.ts',
+  })
   SYNC_PROTOCOL_CONFIG_REFRESH_MS = 3_600_000;
 
   /**
@@ -58,10 +100,21 @@ export class SyncConfig {
    * to 1,000 listings). 0 = off.
    */
   @EnvInt(0, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds:
+      "pause between two served-accuracy samples of a replica (one live walk of a served listing's event each: 0.2 upstream page/s per replica at the default, for events of up to 1,000 listings); 0 = off",
+    where: 'catalog-sync/served-accuracy.sampler.ts',
+  })
   MIRROR_ACCURACY_SAMPLE_INTERVAL_MS = 5000;
 
   /** Progress of a running pass is logged at most this often. */
   @EnvInt(100, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'progress log lines of a running pass',
+    where: 'catalog-sync/sync-pass.runner.ts',
+  })
   SYNC_PROGRESS_LOG_MS = 5000;
 
   /**
@@ -76,6 +129,12 @@ export class SyncConfig {
    * events are walked again down to this interval (SYNC_HOT_TARGET_MS stays the ceiling, walked first).
    */
   @EnvInt(100, DAY_MS)
+  @Retried({
+    unit: 'ms',
+    bounds:
+      'shortest time between two walks of one hot event when the budget has room (SYNC_HOT_TARGET_MS is the ceiling, this the floor); the hot-walk timer ticks at least every half of it',
+    where: 'catalog-sync/hot-walk.scheduler.ts',
+  })
   SYNC_HOT_MIN_INTERVAL_MS = 500;
 
   /** At most this many hot events (the most demanded first; events starting soon count as demanded). */

@@ -1,5 +1,6 @@
 import { IsOptional, IsString, Matches, MaxLength } from 'class-validator';
 import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 /**
  * Environment variables of the `transactions/` module (signing, submission and the background tracker)
@@ -16,21 +17,46 @@ export class TransactionsConfig {
 
   /** How often the tracker looks for due work (ms). */
   @EnvInt(10, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause between tracker passes: the latency of every tracker retry after its delay',
+    where: 'transactions/transactions.tracker.ts',
+  })
   TX_TRACKER_INTERVAL_MS = 500;
 
   /** Rows one tracker tick claims at most. */
   @EnvInt(1, 1000)
+  @Retried({
+    unit: 'count',
+    bounds: 'rows one tracker works at once',
+    where: 'transactions/transactions.tracker.ts',
+  })
   TX_TRACKER_BATCH = 20;
 
   /** How long a claim (a request's signing call or a tracker's attempt) holds a row (ms). */
   @EnvInt(1000, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "a claim's hold on a row (request's signing or tracker's attempt); also the first-look delay",
+    where: 'transactions/',
+  })
   TX_LEASE_MS = 30_000;
 
   /** First re-submission delay; doubles per attempt up to TX_RESUBMIT_MAX_DELAY_MS (ms). */
   @EnvInt(10, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "backoff ceiling of a row's next tracker look after its first try (doubles per try)",
+    where: 'transactions/transactions.backoff.ts',
+  })
   TX_RESUBMIT_BASE_DELAY_MS = 500;
 
   @EnvInt(10, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "largest backoff ceiling; Retry-After honoured up to the ledger queue's cap (policy)",
+    where: 'transactions/transactions.backoff.ts',
+  })
   TX_RESUBMIT_MAX_DELAY_MS = 5_000;
 
   /**
@@ -38,13 +64,28 @@ export class TransactionsConfig {
    * this, when no final status was seen by then (the transaction can no longer land).
    */
   @EnvInt(1000, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'with TX_GIVE_UP_GRACE_MS: the tracker gives up this long after signing',
+    where: 'transactions/transactions.signer.ts, submitter.ts',
+  })
   TX_BLOCKHASH_LIFETIME_MS = 60_000;
 
   @EnvInt(0, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'added to the blockhash lifetime before the tracker gives up',
+    where: 'transactions/transactions.signer.ts, submitter.ts',
+  })
   TX_GIVE_UP_GRACE_MS = 60_000;
 
   /** How long the tracker keeps retrying a signing whose outcome is unknown (same key), ms. */
   @EnvInt(1000, 86_400_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'age (since created) until which the tracker repeats a signing whose outcome is unknown',
+    where: 'transactions/ledger-transaction.repository.ts',
+  })
   TX_SIGN_RESOLVE_WINDOW_MS = 3_600_000;
 
   /** Secret mixed into the derived upstream idempotency key (HMAC). Empty: a fixed development value. */

@@ -1,5 +1,6 @@
 import { IsIn, IsString, Matches, registerDecorator, type ValidationArguments } from 'class-validator';
 import { EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 export const UPSTREAM_ENVIRONMENTS = ['sandbox', 'production'] as const;
 export type UpstreamEnvironment = (typeof UPSTREAM_ENVIRONMENTS)[number];
@@ -91,48 +92,125 @@ export class UpstreamConfig {
   UPSTREAM_ENVIRONMENT: UpstreamEnvironment = 'sandbox';
 
   @EnvInt(50, 120_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one attempt of a read (events, listings, protocol config, purchase status, key check)',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_READ_TIMEOUT_MS = 5_000;
 
   @EnvInt(50, 120_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one attempt of a signing call',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_SIGN_TIMEOUT_MS = 10_000;
 
   @EnvInt(50, 120_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one attempt of a submission',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_SUBMIT_TIMEOUT_MS = 15_000;
 
   @EnvInt(100, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one whole call: every attempt, backoff sleep, Retry-After wait and rate-limiter wait',
+    where: 'upstream/upstream.options.ts, http/retry-loop.ts',
+  })
   UPSTREAM_DEADLINE_MS = 30_000;
 
   @EnvInt(1, 10)
+  @Retried({
+    unit: 'count',
+    bounds:
+      'HTTP attempts per upstream call, the first included (retried: 500/502/503/504, network, timeout, 429)',
+    where: 'upstream/upstream.options.ts, http/retry-loop.ts',
+  })
   UPSTREAM_MAX_ATTEMPTS = 4;
 
   @EnvInt(1, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'in-call backoff ceiling after the first failed attempt (full jitter, doubles per attempt)',
+    where: 'upstream/upstream.options.ts, http/backoff.ts',
+  })
   UPSTREAM_BACKOFF_BASE_MS = 200;
 
   @EnvInt(1, 300_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'largest in-call backoff ceiling (raised to the base when lower)',
+    where: 'upstream/upstream.options.ts, http/backoff.ts',
+  })
   UPSTREAM_BACKOFF_MAX_MS = 5_000;
 
   @EnvInt(0, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'longest 429 Retry-After waited inside a call; longer ends the call RATE_LIMITED with the wait',
+    where: 'upstream/upstream.options.ts, http/retry-loop.ts',
+  })
   UPSTREAM_RETRY_AFTER_CAP_MS = 30_000;
 
   @EnvInt(1, 1_000)
+  @Retried({
+    unit: 'count',
+    bounds: 'consecutive failed attempts that open the circuit (then calls fail fast, not retried)',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_BREAKER_THRESHOLD = 10;
 
   @EnvInt(100, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'open circuit → one trial call after this long',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_BREAKER_HALF_OPEN_MS = 10_000;
 
   @EnvInt(1, 1_024)
+  @Retried({
+    unit: 'count',
+    bounds: 'requests in flight (bulkhead)',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_MAX_CONCURRENCY = 16;
 
   @EnvInt(0, 100_000)
+  @Retried({
+    unit: 'count',
+    bounds: 'calls waiting for a slot; beyond it UNAVAILABLE at once (not retried)',
+    where: 'upstream/upstream.options.ts, http/attempt.ts',
+  })
   UPSTREAM_MAX_QUEUE = 1_000;
 
   @EnvInt(1, 10_000)
+  @Retried({
+    unit: 'rps',
+    bounds:
+      'request rate of the whole service, a share per live replica (halved by every 429 of any replica)',
+    where: 'upstream/upstream.options.ts, http/rate-limiter.ts',
+  })
   UPSTREAM_RATE_LIMIT_RPS = 50;
 
   @EnvInt(1, 10_000)
+  @Retried({
+    unit: 'rps',
+    bounds: 'floor of the lowered rate',
+    where: 'upstream/upstream.options.ts, http/rate-limiter.ts',
+  })
   UPSTREAM_RATE_LIMIT_MIN_RPS = 1;
 
   @EnvInt(0, 3_600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'reuse of a key-check verdict by readiness (a 401 anywhere invalidates it)',
+    where: 'upstream/upstream.options.ts, upstream.key-check.ts',
+  })
   UPSTREAM_KEY_CHECK_TTL_MS = 30_000;
 
   /** Readiness fails on key problems (401/403) always; on an unreachable upstream only when true. */

@@ -1,6 +1,7 @@
 import { IsOptional, MaxLength, MinLength } from 'class-validator';
 import { isLocalDemo } from './deployment';
 import { ConfigValidationError, EnvBool, EnvInt, validateEnvClass } from './validate-env';
+import { Retried } from './retry-description';
 
 /**
  * Environment variables of the `webhooks/` module (outbox, endpoints, Standard Webhooks delivery, the catch-up
@@ -14,10 +15,20 @@ export class WebhooksConfig {
 
   /** How often the worker looks for due deliveries (ms). */
   @EnvInt(10, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause between delivery-worker passes: the latency of every first send and retry',
+    where: 'webhooks/delivery.worker.ts',
+  })
   WEBHOOKS_WORKER_INTERVAL_MS = 500;
 
   /** Deliveries one replica sends at once. */
   @EnvInt(1, 256)
+  @Retried({
+    unit: 'count',
+    bounds: 'deliveries one replica sends at once',
+    where: 'webhooks/delivery.worker.ts',
+  })
   WEBHOOKS_WORKER_CONCURRENCY = 16;
 
   /**
@@ -37,18 +48,38 @@ export class WebhooksConfig {
 
   /** One send: connect, request and the response's status line within this (ms); else a failed try. */
   @EnvInt(100, 60_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'one send: resolution, connection, request and the response status; else a failed try',
+    where: 'webhooks/webhook.sender.ts',
+  })
   WEBHOOKS_DELIVERY_TIMEOUT_MS = 10_000;
 
   /** How long a sender holds a claimed delivery (ms; above the timeout). A crashed sender's delivery is re-sent after it. */
   @EnvInt(200, 600_000)
+  @Retried({
+    unit: 'ms',
+    bounds: "a sender's hold on a delivery; a sender killed mid-send is re-sent (same webhook-id) after it",
+    where: 'webhooks/delivery.worker.ts',
+  })
   WEBHOOKS_LEASE_MS = 30_000;
 
   /** An endpoint whose every try failed for this long (hours) is disabled, with the reason in its GET. */
   @EnvInt(1, 8_760)
+  @Retried({
+    unit: 'count',
+    bounds: 'hours of only failed tries after which an endpoint is disabled (with the reason)',
+    where: 'webhooks/webhook-delivery.repository.ts',
+  })
   WEBHOOKS_DISABLE_AFTER_HOURS = 120;
 
   /** After a rotation the previous secret keeps signing (a second `v1,` signature) this long (ms). */
   @EnvInt(0, 604_800_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'after a rotation, the old secret signs alongside the new one (not a retry)',
+    where: 'webhooks/webhook-endpoint.repository.ts',
+  })
   WEBHOOKS_SECRET_GRACE_MS = 86_400_000;
 
   /** Endpoints one client may register. */
@@ -64,10 +95,20 @@ export class WebhooksConfig {
    * longer than a delivery's whole retry schedule (about 28 h), so pruning never cuts one short.
    */
   @EnvInt(2, 3_650)
+  @Retried({
+    unit: 'count',
+    bounds: 'days events and their delivery log are kept; an older feed cursor is 410',
+    where: 'webhooks/outbox.pruner.ts',
+  })
   WEBHOOKS_RETENTION_DAYS = 30;
 
   /** How often a replica prunes events older than the retention (ms). */
   @EnvInt(1_000, 86_400_000)
+  @Retried({
+    unit: 'ms',
+    bounds: 'pause between retention passes',
+    where: 'webhooks/outbox.pruner.ts',
+  })
   WEBHOOKS_PRUNE_INTERVAL_MS = 3_600_000;
 
   /**

@@ -21,6 +21,11 @@ const realTimers: LeaseTimers = {
   clearInterval: (handle) => clearInterval(handle as NodeJS.Timeout),
 };
 
+/** How often a held lease of `ttlMs` is renewed: every third of it (100 ms at the least). */
+export function leaseRenewIntervalMs(ttlMs: number): number {
+  return Math.max(100, Math.floor(ttlMs / 3));
+}
+
 /**
  * A named lease held by running work (a sync pass): renewed every third of its TTL. When a renewal finds the
  * token replaced (another holder took the job over after an expiry) the lease is lost for good: `signal` aborts
@@ -41,7 +46,7 @@ export class HeldLease {
     private readonly onLost: (error: LeaseLostError) => void = () => undefined,
     private readonly timers: LeaseTimers = realTimers,
   ) {
-    this.handle = this.timers.setInterval(() => void this.renew(), Math.max(100, Math.floor(ttlMs / 3)));
+    this.handle = this.timers.setInterval(() => void this.renew(), leaseRenewIntervalMs(ttlMs));
   }
 
   /** Aborted when the lease is lost or the holder stops (`abort(reason)`). */

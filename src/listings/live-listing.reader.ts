@@ -9,7 +9,7 @@ import { UpstreamError } from '../upstream/upstream.error';
 
 /**
  * Walks one read makes at most when items with null identifiers keep it from telling whether the listing is
- * live, all within the read's one time budget (listed in durable-work/retries.catalog.ts, docs/RETRIES.md).
+ * live, all within the read's one time budget (listed in listings.retries.ts, docs/RETRIES.md).
  */
 export const FRESH_READ_MAX_WALKS = 3;
 /** The one backoff policy between those walks: short, the caller is waiting. */

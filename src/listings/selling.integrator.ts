@@ -12,7 +12,7 @@ export interface IntegratorAddresses {
 }
 
 /** Reuse of the events walk that found an event's ticket_type_config. */
-const TICKET_TYPE_CACHE_MS = 5 * 60_000;
+export const TICKET_TYPE_CACHE_MS = 5 * 60_000;
 
 /**
  * Integrator-level addresses for list_ticket_v2: SELLING_* configuration first, else the upstream protocol

@@ -55,6 +55,9 @@ export class ListingSearch {
   }
 }
 
+/** Pages of one listing search walk (a revalidation, a `?fresh=true` read): the contract's largest pages. */
+export const LISTING_SEARCH_MAX_PAGES = 10_000;
+
 /**
  * Searches one listing live: walks its event's active listings (the contract has no single-listing read)
  * until the ticket appears or next_cursor is null. Throws the walk's UpstreamError when it ends early.
@@ -68,7 +71,7 @@ export async function searchActiveListing(
   for await (const page of upstream.walkActiveListings({
     eventId: input.eventId,
     limit: 1000,
-    maxPages: 10_000,
+    maxPages: LISTING_SEARCH_MAX_PAGES,
     signal: input.signal,
     requestId: input.requestId,
   })) {

@@ -64,6 +64,9 @@ export const UPSTREAM_OPTIONS = Symbol('UPSTREAM_OPTIONS');
 
 const EVENTS_PATH = '/indexer/events/upcoming';
 
+/** Attempts of a key check (readiness), within min(deadline, this × the read timeout). */
+export const VERIFY_KEY_MAX_ATTEMPTS = 2;
+
 /** One upstream call as a method describes it; path and body are built inside the call (see call()). */
 interface Request<T> {
   operation: UpstreamOperation;
@@ -301,8 +304,8 @@ export class UpstreamClient implements OnApplicationShutdown {
         method: 'GET',
         route: EVENTS_PATH,
         path: () => `${EVENTS_PATH}?limit=1`,
-        maxAttempts: 2,
-        deadlineMs: Math.min(timeouts.deadlineMs, timeouts.readMs * 2),
+        maxAttempts: VERIFY_KEY_MAX_ATTEMPTS,
+        deadlineMs: Math.min(timeouts.deadlineMs, timeouts.readMs * VERIFY_KEY_MAX_ATTEMPTS),
       });
       return { ok: true, environment, checkedAt: this.options.clock.now() };
     } catch (error) {

@@ -2,7 +2,7 @@
  * When a failed delivery is tried again (Standard Webhooks' recommended schedule, as Svix runs it): after the
  * 1st failed try 5 s, then 5 min, 30 min, 2 h, 5 h, 10 h, 10 h; a failure of the 8th try marks the delivery
  * failed (about 27.6 h after the first). Each delay gets ±JITTER of itself, so the endpoints of one outage are
- * not all retried in the same second. docs/RETRIES.md lists it (src/retries.catalog.ts).
+ * not all retried in the same second. docs/RETRIES.md lists it (webhooks.retries.ts).
  */
 export const RETRY_SCHEDULE_MS: readonly number[] = [
   5_000,

@@ -5,7 +5,7 @@ import { declaredVariables } from '../../src/config/validate-env';
 
 /**
  * Every exported config class of src/config/*.config.ts that declares variables (a new class is picked up
- * without touching the tests that walk them: the retries catalog and DEPLOY.md's environment table).
+ * without touching the tests that walk them: the retries doc and DEPLOY.md's environment table).
  */
 export async function configClasses(): Promise<[string, new () => object][]> {
   const dir = resolve('src/config');

@@ -18,6 +18,11 @@ export class RateLimitWaitTooLong extends Error {
   }
 }
 
+/** Default: after this long without a 429 the rate grows by RATE_LIMIT_RECOVERY_STEP of the maximum. */
+export const RATE_LIMIT_RECOVERY_INTERVAL_MS = 5_000;
+/** Default share of the maximum rate added back per quiet interval. */
+export const RATE_LIMIT_RECOVERY_STEP = 0.1;
+
 /** A shared throttle lowers this replica only when it is lower by more than rounding. */
 const LOWER_BY_MORE_THAN = 1e-9;
 /**
@@ -58,7 +63,11 @@ export class AdaptiveRateLimiter {
     private readonly clock: UpstreamClock,
     private readonly onRateChange: (ratePerSecond: number) => void = () => undefined,
   ) {
-    this.options = { recoveryIntervalMs: 5_000, recoveryStep: 0.1, ...options };
+    this.options = {
+      recoveryIntervalMs: RATE_LIMIT_RECOVERY_INTERVAL_MS,
+      recoveryStep: RATE_LIMIT_RECOVERY_STEP,
+      ...options,
+    };
     this.rate = options.maxRatePerSecond;
     this.tokens = options.maxRatePerSecond;
     this.refilledAt = clock.now();

@@ -1,19 +1,20 @@
 import { readFileSync } from 'node:fs';
-import { configClasses } from '../test/support/config-classes';
+import { configClasses } from '../../test/support/config-classes';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { declaredVariables } from './config/validate-env';
+import { syncPassWorstCase } from '../catalog-sync/catalog-sync.retries';
+import { orderWorstCase } from '../checkout/checkout.retries';
+import { retriedFields } from '../config/retry-description';
+import { declaredVariables } from '../config/validate-env';
+import { RETRIES_DOC_PATH } from '../retries.cli';
+import { ledgerWorstCase } from '../transactions/transactions.retries';
+import { renderRetriesDoc } from './retries-doc';
 import {
   defaultRetriesConfig,
   finiteWorstCaseTimes,
-  ledgerWorstCase,
-  orderWorstCase,
-  renderRetriesDoc,
-  retriesCatalog,
-  syncPassWorstCase,
+  retryDescriptions,
   type RetriesConfig,
-} from './retries.catalog';
-import { RETRIES_DOC_PATH } from './retries.cli';
+} from './retries.bundle';
 
 /** A variable whose name says it bounds a retry, lease, poll, wait or give-up. */
 const RETRY_LIKE =
@@ -49,10 +50,10 @@ describe(renderRetriesDoc.name, () => {
   });
 });
 
-describe(retriesCatalog.name, () => {
+describe(retryDescriptions.name, () => {
   it('lists every retry-like variable of every config class', async () => {
     const classes = await configClasses();
-    const sut = new Set(retriesCatalog().map((setting) => setting.name));
+    const sut = new Set(retryDescriptions().map((setting) => setting.name));
 
     const missing = classes.flatMap(([name, cls]) =>
       declaredVariables(cls)
@@ -61,13 +62,13 @@ describe(retriesCatalog.name, () => {
     );
 
     expect(classes.length).toBeGreaterThanOrEqual(8);
-    expect(missing, 'document these in src/retries.catalog.ts').toEqual([]);
+    expect(missing, 'mark these @Retried in their config class').toEqual([]);
   });
 
   it('names only variables some config class declares, with the value of the config it is given', async () => {
     const declared = new Set((await configClasses()).flatMap(([, cls]) => declaredVariables(cls)));
     const config = defaultRetriesConfig();
-    const sut = retriesCatalog(config).filter((setting) => setting.source === 'env');
+    const sut = retryDescriptions(config).filter((setting) => setting.source === 'env');
 
     expect(sut.filter((setting) => !declared.has(setting.name)).map((s) => s.name)).toEqual([]);
     expect(sut.map((setting) => [setting.name, setting.value])).toEqual(
@@ -75,8 +76,17 @@ describe(retriesCatalog.name, () => {
     );
   });
 
+  it('gathers every @Retried field of every config class (a module that forgets its own is caught)', async () => {
+    const sut = new Set(retryDescriptions().map((setting) => setting.name));
+
+    const marked = (await configClasses()).flatMap(([, cls]) => retriedFields(cls));
+
+    expect(marked.length).toBeGreaterThan(60);
+    expect(marked.filter((name) => !sut.has(name))).toEqual([]);
+  });
+
   it('lists each setting once', () => {
-    const names = retriesCatalog().map((setting) => setting.name);
+    const names = retryDescriptions().map((setting) => setting.name);
 
     expect(names.filter((name, i) => names.indexOf(name) !== i)).toEqual([]);
   });
@@ -144,7 +154,7 @@ describe(syncPassWorstCase.name, () => {
 
 describe(finiteWorstCaseTimes.name, () => {
   /** Every time-valued variable in the catalog (delays, timeouts, leases, intervals, windows). */
-  const delaySettings = retriesCatalog()
+  const delaySettings = retryDescriptions()
     .filter((setting) => setting.source === 'env' && setting.unit === 'ms')
     .map((setting) => setting.name);
 
