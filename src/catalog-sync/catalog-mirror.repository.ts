@@ -1,3 +1,6 @@
+// One piece: the read API's hand-written SQL over the mirror's `events` and `listings` (keyset pages, lookups,
+// the mirror state and generation) and the one write a live re-read makes (applyLiveListing), sharing one column
+// list and one row mapping per resource; a repository owning its tables' SQL reads best whole.
 import { Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, QueryResultRow } from 'pg';

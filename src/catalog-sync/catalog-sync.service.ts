@@ -1,3 +1,6 @@
+// One piece: the only export of the catalog-sync module (DESIGN.md: a module exports only its service), so every
+// question another module asks catalog sync is a method here, most of them short delegations to the runner,
+// the repositories and the mirror; the work itself lives in those files.
 import { Inject, Injectable, type BeforeApplicationShutdown, type OnModuleInit } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { SyncPassNotFoundError, SyncPassRunningError } from './catalog-sync.errors';

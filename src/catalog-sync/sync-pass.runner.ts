@@ -1,3 +1,6 @@
+// One piece: a sync pass's life (start → walk → complete → finish) on one held connection under one lease, each
+// step a method of its own (the write side is page-batcher.ts); split over files, the steps would pass the
+// connection, the lease and the pass's state between them. See the class comment below.
 import { Inject, Injectable } from '@nestjs/common';
 import { Pool, type PoolClient } from 'pg';
 import { holdConnection, type HeldConnection } from '../database/held-connection';

@@ -1,3 +1,6 @@
+// One piece: one attempt of an order up to its first submission (recovery points revalidate, sign and submit);
+// the steps hand one another the order, the revalidated patch and the drive context, and a crash may resume at
+// any of them, so they read together. The other steps of a purchase live in checkout.driver.ts and beside it.
 import { Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';

@@ -1,3 +1,7 @@
+// One piece: the repository of `orders`, `order_steps` and `order_traces` (DESIGN.md: a repository is the only
+// code touching its table). Its hand-written SQL (the prepared create and lock statements, each step's fenced
+// conditional UPDATE with its audit row) stays side by side so one table's locking and fencing rules read in one
+// place; split by statement, they would spread over files that all share the same row mapping and guards.
 import { createHash } from 'node:crypto';
 import { escapeLiteral, type PoolClient } from 'pg';
 import { Injectable } from '@nestjs/common';

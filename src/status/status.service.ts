@@ -6,22 +6,28 @@ import { SyncConfig } from '../config/sync.config';
 import { UpstreamClient } from '../upstream/upstream.client';
 import type { KeyVerdict } from '../upstream/upstream.types';
 import {
-  accuracyPercent,
-  meanOrNull,
   MINUTE_MS,
   MIRROR_SAMPLED,
   MIRROR_STALE,
   MIRROR_STALENESS_COUNT,
   MIRROR_STALENESS_SUM,
   ORDERS_RECORDED,
-  classifySyncFailure,
   minuteOf,
-  minuteSeries,
-  perSecond,
-  type MinuteSample,
 } from './status.aggregation';
-import { minuteOrderFigures, StatusFigures, type PassRow } from './status.figures';
-import type { CatalogAccuracyReport, ReportSeries, StatusReport, SyncResourceReport } from './status.report';
+import { minuteOrderFigures, StatusFigures } from './status.figures';
+import type { CatalogAccuracyReport, StatusReport } from './status.report';
+import {
+  catalogAccuracySection,
+  iso,
+  labels,
+  pick,
+  seconds,
+  series,
+  syncSection,
+  totals,
+  upstreamSection,
+  webhooksSection,
+} from './status.sections';
 import { StatusSampleRepository, type StoredSample } from './status-sample.repository';
 
 /** Minutes drawn in the per-minute plots (the samples themselves are kept STATUS_RETENTION_HOURS). */
@@ -36,9 +42,6 @@ const FINAL_OUTCOMES = ['confirmed', 'landed_with_error', 'expired', 'rejected',
  * most one build (about ten short reads, one at a time) per interval.
  */
 export const REPORT_CACHE_MS = 2_000;
-
-const iso = (ms: number): string => new Date(ms).toISOString();
-const seconds = (ms: number): number => Math.max(0, Math.round(ms / 100) / 10);
 
 /**
  * The status report (docs/status.md): catalog sync, orders, upstream, webhooks and replicas, read from the
@@ -116,45 +119,7 @@ export class StatusService {
     const last = await this.figures.lastPasses();
     const completed = await this.figures.lastCompletedPasses();
     const recent = await this.figures.passesSince(now - DAY_MS);
-    const resources = (['events', 'listings'] as const).map((resource): SyncResourceReport => {
-      const pass = last.find((p) => p.resource === resource) ?? null;
-      const done = completed.find((p) => p.resource === resource) ?? null;
-      const interval =
-        resource === 'events' ? this.sync.SYNC_EVENTS_INTERVAL_MS : this.sync.SYNC_LISTINGS_INTERVAL_MS;
-      const lastEnd = pass ? (pass.finishedAt ?? null) : null;
-      return {
-        resource,
-        last_pass: pass && {
-          id: pass.id,
-          status: pass.status,
-          trigger: pass.trigger,
-          started_at: iso(pass.startedAt),
-          finished_at: pass.finishedAt === null ? null : iso(pass.finishedAt),
-          items: pass.items,
-          items_per_second: itemsPerSecond(pass),
-          failure_kind:
-            pass.status === 'failed' || pass.status === 'cancelled'
-              ? classifySyncFailure(pass.status, pass.error)
-              : null,
-          error: pass.error,
-        },
-        last_completed_at: done?.finishedAt ? iso(done.finishedAt) : null,
-        mirror_age_seconds: done ? seconds(now - done.startedAt) : null,
-        lag_seconds: done?.finishedAt ? seconds(now - done.finishedAt) : null,
-        next_pass_due_at: !this.sync.SYNC_ENABLED
-          ? null
-          : pass?.status === 'running'
-            ? null
-            : iso(Math.max(now, (lastEnd ?? now) + interval)),
-      };
-    });
-    const items_per_second = (['events', 'listings'] as const).map((resource) => ({
-      label: resource,
-      points: recent
-        .filter((p) => p.resource === resource && p.finishedAt !== null)
-        .map((p) => ({ at: iso(p.finishedAt as number), value: itemsPerSecond(p) })),
-    }));
-    return { enabled: this.sync.SYNC_ENABLED, resources, items_per_second };
+    return syncSection(now, { last, completed, recent }, this.sync);
   }
 
   private async ordersReport(now: number, from: number, current: number): Promise<StatusReport['orders']> {
@@ -211,151 +176,21 @@ export class StatusService {
     );
     // A hanging upstream must not hang the page: the check goes on, the page says it is pending.
     const verdict = await keyCheck;
-    const operations = labels(stored, 'upstream.requests').sort();
-    const sum = (figure: string, label?: string): number =>
-      stored
-        .filter((s) => s.figure === figure && (label === undefined || s.label === label))
-        .reduce((a, s) => a + s.value, 0);
-    const lastFull = stored
-      .filter((s) => s.figure === 'upstream.requests' && s.minute === current - MINUTE_MS)
-      .reduce((a, s) => a + s.value, 0);
-    return {
-      requests_per_minute: operations.map((op) =>
-        series(op, pick(stored, 'upstream.requests', op), from, current, 0),
-      ),
-      errors_per_minute: [
-        series('errors', pick(stored, 'upstream.errors'), from, current, 0),
-        series('429s', pick(stored, 'upstream.throttled'), from, current, 0),
-      ],
-      by_operation: operations.map((operation) => ({
-        operation,
-        requests: sum('upstream.requests', operation),
-        errors: sum('upstream.errors', operation),
-        throttled: sum('upstream.throttled', operation),
-      })),
-      request_rate_per_second: Math.round(perSecond(lastFull, MINUTE_MS) * 100) / 100,
-      key_check:
-        verdict === TIMED_OUT
-          ? {
-              ok: false,
-              environment: '',
-              checked_at: iso(now),
-              code: 'TIMEOUT',
-              reason: `the key check did not answer within ${this.config.HEALTH_CHECK_TIMEOUT_MS} ms (still running)`,
-            }
-          : {
-              ok: verdict.ok,
-              environment: verdict.environment,
-              checked_at: iso(verdict.checkedAt),
-              code: verdict.ok ? null : verdict.code,
-              reason: verdict.ok ? null : verdict.reason,
-            },
-    };
+    return upstreamSection({ now, from, current }, stored, verdict, this.config.HEALTH_CHECK_TIMEOUT_MS);
   }
 
-  /**
-   * The served-accuracy panel: this replica's sampler (asked of catalog sync's CatalogMirrorService) and every
-   * replica's recorded per-minute counts (`mirror.sampled`, `mirror.stale`, the staleness sums and counts).
-   */
+  /** The served-accuracy panel (catalogAccuracySection): this replica's sampler and every replica's samples. */
+
   private async catalogAccuracyReport(from: number, current: number): Promise<CatalogAccuracyReport> {
     const mine = this.mirror.servedAccuracy();
     const stored = await this.samples.read(
       [MIRROR_SAMPLED, MIRROR_STALE, MIRROR_STALENESS_SUM, MIRROR_STALENESS_COUNT],
       from,
     );
-    const perMinute = (figure: string, label?: string) =>
-      minuteSeries(pick(stored, figure, label), from, current, { fill: 0 });
-    const sampled = perMinute(MIRROR_SAMPLED);
-    const stale = perMinute(MIRROR_STALE);
-    const sampledWindow = total(sampled);
-    const staleWindow = total(stale);
-    const windowPercent = accuracyPercent(sampledWindow, staleWindow);
-    const tiers = labels(stored, MIRROR_STALENESS_COUNT).sort();
-    return {
-      sampling: mine.sampling,
-      sample_interval_ms: mine.intervalMs,
-      accuracy_now: mine.accuracy,
-      window_samples: mine.window,
-      sampled_window: sampledWindow,
-      stale_window: staleWindow,
-      accuracy_window: windowPercent === null ? null : Math.round(windowPercent * 10) / 1000,
-      accuracy_per_minute: [
-        {
-          label: 'buyable %',
-          points: sampled.map((p, i) => ({
-            at: iso(p.minute),
-            value: accuracyPercent(p.value ?? 0, stale[i]?.value ?? 0),
-          })),
-        },
-      ],
-      samples_per_minute: [
-        { label: 'sampled', points: sampled.map((p) => ({ at: iso(p.minute), value: p.value })) },
-        { label: 'stale', points: stale.map((p) => ({ at: iso(p.minute), value: p.value })) },
-      ],
-      staleness_seconds: tiers.map((tier) => {
-        const sums = perMinute(MIRROR_STALENESS_SUM, tier);
-        const counts = perMinute(MIRROR_STALENESS_COUNT, tier);
-        return {
-          label: tier,
-          points: counts.map((c, i) => ({
-            at: iso(c.minute),
-            value: meanOrNull(sums[i]?.value ?? 0, c.value ?? 0),
-          })),
-        };
-      }),
-    };
+    return catalogAccuracySection(mine, stored, from, current);
   }
 
   private async webhooksReport(now: number): Promise<StatusReport['webhooks']> {
-    const backlog = await this.figures.webhookBacklog();
-    return {
-      // Totals of every endpoint, not of the listed ones.
-      undelivered: backlog.undelivered,
-      failed_24h: backlog.failed,
-      endpoints: backlog.endpoints.map((e) => ({
-        endpoint_id: e.endpointId,
-        undelivered: e.undelivered,
-        retrying: e.retrying,
-        oldest_undelivered_age_seconds:
-          e.oldestUndeliveredAt === null ? null : seconds(now - e.oldestUndeliveredAt),
-        failed_24h: e.failed,
-      })),
-    };
+    return webhooksSection(now, await this.figures.webhookBacklog());
   }
-}
-
-function itemsPerSecond(pass: PassRow): number | null {
-  if (pass.finishedAt === null) return null;
-  return Math.round(perSecond(pass.items, pass.finishedAt - pass.startedAt) * 10) / 10;
-}
-
-function total(points: readonly { value: number | null }[]): number {
-  return points.reduce((a, p) => a + (p.value ?? 0), 0);
-}
-
-function labels(samples: readonly StoredSample[], figure: string): string[] {
-  return [...new Set(samples.filter((s) => s.figure === figure).map((s) => s.label))];
-}
-
-function pick(samples: readonly StoredSample[], figure: string, label?: string): MinuteSample[] {
-  return samples.filter((s) => s.figure === figure && (label === undefined || s.label === label));
-}
-
-function totals(samples: readonly StoredSample[], figure: string): Record<string, number> {
-  const out: Record<string, number> = {};
-  for (const s of samples) if (s.figure === figure) out[s.label] = (out[s.label] ?? 0) + s.value;
-  return out;
-}
-
-function series(
-  label: string,
-  samples: MinuteSample[],
-  from: number,
-  to: number,
-  fill: number | null,
-): ReportSeries {
-  return {
-    label,
-    points: minuteSeries(samples, from, to, { fill }).map((p) => ({ at: iso(p.minute), value: p.value })),
-  };
 }

@@ -1,3 +1,6 @@
+// One piece: the repository of `ledger_transactions` and `ledger_transaction_events` (DESIGN.md: a repository is
+// the only code touching its table). Every state change is one hand-written conditional UPDATE with its history
+// row; they stay side by side so the transitions of one table read together, sharing one row mapping.
 import { Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DurableWorkService } from '../durable-work/durable-work.service';

@@ -1,3 +1,6 @@
+// One piece: the one boundary class to the upstream API (STYLE.md: every outside boundary is one injectable
+// class), one typed and documented method per upstream operation. What is not an operation already lives
+// beside it: transport and retries in http/, wire codecs in wire/, error mapping in upstream-error.mapper.ts.
 import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import { MetricsService } from '../metrics/metrics.service';

@@ -1,4 +1,4 @@
-import type { DeliveryRow } from './webhook-delivery.repository';
+import type { DeliveryRow } from './webhook-delivery-log.repository';
 import type { EndpointRow } from './webhook-endpoint.repository';
 
 /** An endpoint as its owner sees it: never its secret (shown once, at creation and at each rotation). */

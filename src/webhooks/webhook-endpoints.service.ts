@@ -10,7 +10,7 @@ import { DeliveryWorker } from './delivery.worker';
 import { endpointUrlProblems } from './endpoint-url';
 import { OutboxRepository } from './outbox.repository';
 import { SecretBox } from './secret-box';
-import { WebhookDeliveryRepository, type DeliveryStatus } from './webhook-delivery.repository';
+import { WebhookDeliveryLogRepository, type DeliveryStatus } from './webhook-delivery-log.repository';
 import {
   toDeliveryView,
   toEndpointView,
@@ -48,7 +48,7 @@ function uniqueIds(ids: readonly string[]): string[] {
 export class WebhookEndpointsService {
   constructor(
     private readonly endpoints: WebhookEndpointRepository,
-    private readonly deliveryRepo: WebhookDeliveryRepository,
+    private readonly deliveryRepo: WebhookDeliveryLogRepository,
     private readonly outbox: OutboxRepository,
     private readonly worker: DeliveryWorker,
     private readonly box: SecretBox,

@@ -4,6 +4,9 @@
  * field is not. Names are `<resource>.<what happened>`; an event is announced in the transaction that made it
  * true, by the outbox triggers of the owning tables (see WebhooksModule; the `data` shapes are built in SQL by the
  * trigger functions of migrations/…-CreateOutboxTriggers.ts and …-CreateEndpointDisabledTrigger.ts).
+ *
+ * One piece: the catalogue is a reference read whole (docs/webhooks.md mirrors it), one type and one data shape
+ * per event; split by resource, a receiver's author would have to gather it again.
  */
 
 /** Money and u64 values travel as exact decimal strings; ids as strings; times as ISO-8601 (database clock). */

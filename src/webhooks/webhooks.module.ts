@@ -13,6 +13,7 @@ import { OutboxRepository } from './outbox.repository';
 import { RevokedKeyEndpoints } from './revoked-key-endpoints';
 import { SecretBox } from './secret-box';
 import { WebhookBacklogRepository } from './webhook-backlog.repository';
+import { WebhookDeliveryLogRepository } from './webhook-delivery-log.repository';
 import { WebhookDeliveryRepository } from './webhook-delivery.repository';
 import { WebhookEndpointRepository } from './webhook-endpoint.repository';
 import { WebhookEndpointsController } from './webhook-endpoints.controller';
@@ -42,6 +43,7 @@ import { WebhooksService } from './webhooks.service';
     OutboxRepository,
     WebhookEndpointRepository,
     WebhookDeliveryRepository,
+    WebhookDeliveryLogRepository,
     WebhookBacklogRepository,
     RevokedKeyEndpoints,
     DeliveryWorker,

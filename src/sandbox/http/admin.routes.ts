@@ -29,6 +29,7 @@ const LEDGER_ERROR_REPLIES: Record<LedgerError['kind'], [number, string]> = {
 };
 
 type AdminHandler = (request: FastifyRequest) => SandboxReply;
+type AdminRoute = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, handle: AdminHandler) => void;
 
 const params = (request: FastifyRequest): Record<string, string> => request.params as Record<string, string>;
 
@@ -37,8 +38,15 @@ const params = (request: FastifyRequest): Record<string, string> => request.para
  * the upstream contract; faults never apply here.
  */
 export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): void {
-  const expected = digest(admin.adminKey);
-  const route = (method: 'GET' | 'POST' | 'PUT' | 'DELETE', url: string, handle: AdminHandler): void => {
+  const route = guardedRoute(app, admin.adminKey);
+  registerLedgerRoutes(route, admin);
+  registerFaultAndClockRoutes(route, admin);
+}
+
+/** Registers one admin route: the key check, unreadable bodies, and LedgerError / input errors as problems. */
+function guardedRoute(app: FastifyInstance, adminKey: string): AdminRoute {
+  const expected = digest(adminKey);
+  return (method, url, handle) => {
     app.route({
       method,
       url: `/__sandbox${url}`,
@@ -66,7 +74,10 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
       },
     });
   };
+}
 
+/** State, wallets, events, tickets, listings and transactions of the simulated chain. */
+function registerLedgerRoutes(route: AdminRoute, admin: SandboxAdmin): void {
   route('GET', '/state', () => json(200, admin.stats()));
   for (const [segment, kind] of [
     ['users', 'user'],
@@ -130,6 +141,10 @@ export function registerAdminRoutes(app: FastifyInstance, admin: SandboxAdmin): 
     const view = admin.transaction(params(request).id);
     return view === undefined ? problemReply(404, 'not_found', 'no such transaction') : json(200, view);
   });
+}
+
+/** Fault rules, the simulated clock and reset. */
+function registerFaultAndClockRoutes(route: AdminRoute, admin: SandboxAdmin): void {
   route('GET', '/faults', () => json(200, { rules: admin.faults() }));
   route('PUT', '/faults', (request) => {
     const body = readAdminBody(request.body);

@@ -4,7 +4,8 @@ import { SeededRandom } from '../chain/prng';
 import { WalletKeys } from '../chain/wallet.keys';
 import { noFaults, type FaultPlan } from '../faults/injector';
 import { SandboxLedger } from './ledger';
-import { fragmentCounters, writeListings } from './listing.writer';
+import { fragmentCounters } from './listing.fragments';
+import { writeListings } from './listing.writer';
 import { listingsPageBytes, serializeListings } from './page.serializer';
 
 const keys = new WalletKeys('listing-writer');

@@ -2,7 +2,8 @@ import type { FaultPlan } from '../faults/injector';
 import type { SeededRandom } from '../chain/prng';
 import type { SandboxLedger } from './ledger';
 import { u64Json } from '../chain/u64.codec';
-import { EXTRA, ITEM_BYTES, nullPick, writeListings } from './listing.writer';
+import { ITEM_BYTES } from './listing.fragments';
+import { EXTRA, nullPick, writeListings } from './listing.writer';
 import { PageBytes } from './page.bytes';
 
 /**

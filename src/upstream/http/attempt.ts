@@ -1,3 +1,7 @@
+// One piece: one attempt of an upstream call and the transport it goes through (the HttpService, its keep-alive
+// agent and httpServiceTransport), kept together with the types they share (HttpCall, Answer, Transport,
+// TransportError). To split later: the transport functions into a file of their own, once upstream.client.ts
+// (edited by another helper this session) can change its import.
 import http from 'node:http';
 import https from 'node:https';
 import { HttpService } from '@nestjs/axios';

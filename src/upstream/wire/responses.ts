@@ -1,3 +1,7 @@
+// One piece: the decoders of every upstream response body of contract v0.3.0 (signing, submission, the two
+// pages, protocol config, purchase status), each a short function over the same strict helpers (object,
+// exactKeys, string, identifier) and one error type; one file per response would export those helpers only to
+// share them.
 import { decodeU64 } from './int.codec';
 import { mayHaveLostInteger, parseJsonSafely, parsePlainJson } from './safe-json';
 import {
