@@ -1,24 +1,27 @@
 import type { MigrationInterface, QueryRunner } from 'typeorm';
 
 /**
- * A backfill that captures nothing (issues 30 and 33, docs/catalog-sync.md "Backfills"). The INSERT side of the
+ * A backfill that captures nothing (issues 30 and 33, docs/catalog-sync.md "Catalog events"). The INSERT side of the
  * catalog events (…-CreateCatalogEvents.ts) and of the watch match (…-CreateWatchMatchTriggers.ts) were statement
  * triggers with a NEW transition table: PostgreSQL copies every inserted row into that table whatever the trigger
  * then does, so a backfill (`bff.catalog_backfill` on, nothing announced) still paid ~10 % of its rows/s for it.
  * A statement trigger cannot skip that capture; a row trigger whose WHEN is false queues nothing at all.
  *
- * So the inserted rows are collected by the statement's own triggers, all under the same WHEN (not a backfill):
- * - BEFORE INSERT, per statement: a session-local `pg_temp.listings_inserted` (ON COMMIT DELETE ROWS) is made or
- *   emptied;
- * - AFTER INSERT, per row: an active inserted row's fields go into it (a removed row announces nothing);
- * - AFTER INSERT, per statement (after every row trigger of the statement): the catalog announcement and the watch
- *   match read it as they read the transition table before — one set-based statement per batch, in the
- *   statement's transaction (a rollback takes the rows and what they announced with it).
- * UPDATE keeps its transition-table triggers: a backfill into an empty mirror updates nothing, and a price-change
- * pass needs the old and new rows side by side. The bodies below are the INSERT branches of the functions they
- * replace, over the collected rows.
+ * So a statement's inserted rows are collected by its own triggers:
+ * - BEFORE INSERT, per statement: decides whether anyone could want this statement's rows — a catalog subscriber
+ *   outside a backfill (`catalog_wanted_event_ids()` not empty), or any watch (the watch match runs on a backfill
+ *   too, as before) — and says so in the transaction-local `bff.listings_collect`; when on, a session-local
+ *   `pg_temp.listings_inserted` (ON COMMIT DELETE ROWS) is made or emptied;
+ * - AFTER INSERT, per row, WHEN the row is active and `bff.listings_collect` is on: its fields go into that table;
+ * - AFTER INSERT, per statement, same condition (PostgreSQL fires them after every row trigger of the statement):
+ *   the catalog announcement and the watch match read the table as they read the transition table before — one
+ *   set-based statement per batch, in the statement's transaction (a rollback takes the rows and what they
+ *   announced with it).
+ * A backfill with no watch, and any write nobody subscribes to, thus queues and copies nothing per row. UPDATE keeps
+ * its transition-table triggers: a backfill into an empty mirror updates nothing, and a price change needs the old
+ * and new rows side by side. The bodies below are the INSERT branches of the functions they replace.
  */
-const WHEN_NOT_BACKFILL = `current_setting('bff.catalog_backfill', true) IS DISTINCT FROM 'on'`;
+const WHEN_COLLECTING = `current_setting('bff.listings_collect', true) = 'on'`;
 
 const CATALOG_INSERTED = `
   CREATE FUNCTION catalog_listings_inserted() RETURNS trigger LANGUAGE plpgsql AS $$
@@ -104,7 +107,12 @@ export class CollectInsertedListings1795841037914 implements MigrationInterface 
   async up(queryRunner: QueryRunner): Promise<void> {
     await queryRunner.query(`
       CREATE FUNCTION listings_inserted_prepare() RETURNS trigger LANGUAGE plpgsql AS $$
+      DECLARE
+        wanted numeric[] := catalog_wanted_event_ids();
+        collect boolean := wanted IS NULL OR cardinality(wanted) > 0 OR EXISTS (SELECT 1 FROM watches);
       BEGIN
+        PERFORM set_config('bff.listings_collect', CASE WHEN collect THEN 'on' ELSE 'off' END, true);
+        IF NOT collect THEN RETURN NULL; END IF;
         IF to_regclass('pg_temp.listings_inserted') IS NULL THEN
           CREATE TEMP TABLE listings_inserted (event_id numeric NOT NULL, ticket_id numeric NOT NULL,
             ask_price_minor numeric NOT NULL, expires_at bigint NULL) ON COMMIT DELETE ROWS;
@@ -126,16 +134,16 @@ export class CollectInsertedListings1795841037914 implements MigrationInterface 
     await queryRunner.query(`DROP TRIGGER listings_watch_match_inserted ON listings`);
     await queryRunner.query(`
       CREATE TRIGGER listings_inserted_prepare BEFORE INSERT ON listings FOR EACH STATEMENT
-        WHEN (${WHEN_NOT_BACKFILL}) EXECUTE FUNCTION listings_inserted_prepare()`);
+        EXECUTE FUNCTION listings_inserted_prepare()`);
     await queryRunner.query(`
       CREATE TRIGGER listings_inserted_collect AFTER INSERT ON listings FOR EACH ROW
-        WHEN (NEW.removed_at IS NULL AND ${WHEN_NOT_BACKFILL}) EXECUTE FUNCTION listings_inserted_collect()`);
+        WHEN (NEW.removed_at IS NULL AND ${WHEN_COLLECTING}) EXECUTE FUNCTION listings_inserted_collect()`);
     await queryRunner.query(`
       CREATE TRIGGER listings_catalog_inserted AFTER INSERT ON listings FOR EACH STATEMENT
-        WHEN (${WHEN_NOT_BACKFILL}) EXECUTE FUNCTION catalog_listings_inserted()`);
+        WHEN (${WHEN_COLLECTING}) EXECUTE FUNCTION catalog_listings_inserted()`);
     await queryRunner.query(`
       CREATE TRIGGER listings_watch_match_inserted AFTER INSERT ON listings FOR EACH STATEMENT
-        WHEN (${WHEN_NOT_BACKFILL}) EXECUTE FUNCTION watches_match_collected_listings()`);
+        WHEN (${WHEN_COLLECTING}) EXECUTE FUNCTION watches_match_collected_listings()`);
   }
 
   async down(queryRunner: QueryRunner): Promise<void> {
