@@ -276,6 +276,13 @@ async function loadBaseline(pool: Pool, how: 'copy' | 'unnest'): Promise<{ rows:
 /** Listings whose price a catalog-events pass changes back (issue 32: "a pass changing 10,000 listings"). */
 const CATALOG_CHANGED = 10_000;
 const CATALOG_TYPES = ['listing.listed', 'listing.price_changed', 'listing.removed'];
+/** The catalog's triggers on `listings`, with the collection of inserted rows (…-CollectInsertedListings.ts). */
+const CATALOG_TRIGGERS = [
+  'listings_inserted_prepare',
+  'listings_inserted_collect',
+  'listings_catalog_inserted',
+  'listings_catalog_updated',
+];
 
 /**
  * Makes CATALOG_CHANGED listings differ from the upstream in price (and raw, which the merge's content check
@@ -323,8 +330,7 @@ async function catalogEvents(
   ).rows[0];
   await pool.query(`DELETE FROM webhook_endpoints`);
   await pool.query(`TRUNCATE listings`);
-  await pool.query(`ALTER TABLE listings DISABLE TRIGGER listings_catalog_inserted`);
-  await pool.query(`ALTER TABLE listings DISABLE TRIGGER listings_catalog_updated`);
+  for (const trigger of CATALOG_TRIGGERS) await pool.query(`ALTER TABLE listings DISABLE TRIGGER ${trigger}`);
   try {
     const without = await syncPass(pool, upstream);
     return {
@@ -335,8 +341,8 @@ async function catalogEvents(
       emptyWithout: without.pass.items / without.seconds,
     };
   } finally {
-    await pool.query(`ALTER TABLE listings ENABLE TRIGGER listings_catalog_inserted`);
-    await pool.query(`ALTER TABLE listings ENABLE TRIGGER listings_catalog_updated`);
+    for (const trigger of CATALOG_TRIGGERS)
+      await pool.query(`ALTER TABLE listings ENABLE TRIGGER ${trigger}`);
   }
 }
 

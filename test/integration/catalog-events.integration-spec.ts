@@ -196,6 +196,30 @@ describe('catalog events (real PostgreSQL)', () => {
     expect((await announced()).map((e) => e.type)).toEqual(['listing.price_changed']);
   });
 
+  it('inserts: several statements of one transaction each announce their own rows once; nothing captures them', async () => {
+    await endpoint(clientA, { eventIds: ['4'] });
+    await db.query('BEGIN');
+    await listings.upsertPage(db, [listing(4n, 1n, 10n)], at(1), '1');
+    await listings.upsertPage(db, [listing(4n, 2n, 20n), listing(4n, 3n, 30n)], at(1), '1');
+    // A removed row inserted (a live observation of a removal never stored as active) announces nothing.
+    await db.query(
+      `INSERT INTO listings (event_id, ticket_id, ask_price_minor, raw, first_seen_at, last_seen_at, removed_at,
+         observed_at) VALUES (4, 4, 40, '{}', now(), now(), now(), now())`,
+    );
+    await db.query('COMMIT');
+    expect((await announced()).map((e) => `${e.type}:${String(e.payload.ticket_id)}`)).toEqual([
+      'listing.listed:1',
+      'listing.listed:2',
+      'listing.listed:3',
+    ]);
+    // A backfill's inserts must not be copied into a transition table: no INSERT trigger on listings declares one.
+    const { rows } = await pool.query<{ tgname: string }>(
+      `SELECT tgname FROM pg_trigger WHERE tgrelid = 'listings'::regclass AND NOT tgisinternal
+         AND tgnewtable IS NOT NULL AND (tgtype & 4) <> 0`,
+    );
+    expect(rows).toEqual([]);
+  });
+
   it('two replicas writing the same change (concurrently, or one after the other) announce it once', async () => {
     await endpoint(clientA, { eventIds: ['6'] });
     await listings.upsertPage(db, [listing(6n, 1n, 100n)], at(1), '1');

@@ -284,6 +284,22 @@ describe('watch match (listings triggers)', () => {
     expect(await reasons()).toEqual(['2@200:listed_under_max', '5@150:listed_under_max']);
   });
 
+  it('a backfill (catalog events quiet) still matches the watches, as before its inserts were collected', async () => {
+    await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const c = await pool.connect();
+    try {
+      await listings.prepareSeen(c);
+      await c.query('BEGIN');
+      await c.query(`SELECT set_config('bff.catalog_backfill', 'on', true)`);
+      await listings.upsertPage(c, [row(EVENT, 1n, 300n), row(EVENT, 2n, 600n)], next(), '1');
+      await listings.upsertPage(c, [row(EVENT, 3n, 400n)], next(), '1');
+      await c.query('COMMIT');
+    } finally {
+      c.release();
+    }
+    expect(await reasons()).toEqual(['1@300:listed_under_max', '3@400:listed_under_max']);
+  });
+
   it('without any watch, mirror writes announce nothing', async () => {
     await writePage([row(EVENT, 1n, 1n), row(EVENT, 2n, 2n)]);
     await writePage([row(EVENT, 1n, 0n)]);
