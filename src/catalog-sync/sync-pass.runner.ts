@@ -1,5 +1,6 @@
 import { Inject, Injectable } from '@nestjs/common';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { PG_POOL } from '../database/database.module';
 import { holdConnection, type HeldConnection } from '../database/held-connection';
 import { DatabaseConnectionLostError, isConnectionLost } from '../database/pool-gate';
 import { HeldLease, LeaseLostError } from '../durable-work/named-lease';
@@ -138,7 +139,7 @@ function failureOf(error: unknown, connection: HeldConnection, lease: HeldLease)
 @Injectable()
 export class SyncPassRunner {
   constructor(
-    private readonly pool: Pool,
+    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly upstream: UpstreamClient,
     private readonly config: SyncConfig,
     private readonly leases: NamedLeaseRepository,

@@ -1,4 +1,5 @@
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
@@ -12,6 +13,7 @@ import {
   type Fence,
 } from '../durable-work/lease.sql';
 import { PreparedStatements } from '../common/prepared-statements';
+import { PG_POOL } from '../database/database.module';
 import type { SignedTransaction, SubmissionResult } from '../upstream/upstream.types';
 import {
   LedgerTransactionEntity,
@@ -53,8 +55,9 @@ export class LedgerTransactionRepository {
   constructor(
     private readonly dataSource: DataSource,
     work: DurableWorkService,
+    @Inject(PG_POOL) pool: Pool,
   ) {
-    this.prepared = new PreparedStatements(dataSource, 'ledger');
+    this.prepared = new PreparedStatements(pool, 'ledger');
     this.queue = work.queue({
       name: 'ledger_transactions',
       table: 'ledger_transactions',
