@@ -11,7 +11,7 @@ import { resolveUpstreamOptions, type UpstreamOptions } from './upstream.options
 import { UPSTREAM_OPTIONS, UPSTREAM_TRANSPORT } from './upstream.tokens';
 
 /**
- * The upstream API client for the whole app (global, like the database): features inject UpstreamClient,
+ * The upstream API client for the whole app: features inject UpstreamClient,
  * health injects UpstreamHealthIndicator. Options are resolved before the module graph exists (main.ts
  * decides between UPSTREAM_BASE_URL and the in-process sandbox), as AppModule.forRoot takes a databaseUrl.
  */
