@@ -1,13 +1,11 @@
 import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import type { Pool } from 'pg';
-import { DatabaseClock } from '../database/database-clock';
 import { DatabaseClockModule } from '../database/database-clock.module';
 import { DatabaseModule, PG_POOL } from '../database/database.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
-import { MetricsService } from '../metrics/metrics.service';
 import { CatalogMirrorRepository } from './catalog-mirror.repository';
 import { CatalogMirrorService } from './catalog-mirror.service';
 import { CatalogSyncController } from './catalog-sync.controller';
@@ -84,17 +82,8 @@ function nestSyncLogger(): SyncLogger {
       inject: [DurableWorkService],
     },
     { provide: SYNC_LOGGER, useFactory: nestSyncLogger },
-    {
-      provide: SyncMetrics,
-      useFactory: (clock: DatabaseClock, metrics?: MetricsService) =>
-        new SyncMetrics(metrics?.registry, () => clock.nowMs()),
-      inject: [DatabaseClock, { token: MetricsService, optional: true }],
-    },
-    {
-      provide: ServedAccuracyMetrics,
-      useFactory: (metrics?: MetricsService) => new ServedAccuracyMetrics(metrics?.registry),
-      inject: [{ token: MetricsService, optional: true }],
-    },
+    SyncMetrics,
+    ServedAccuracyMetrics,
     MirrorObservations,
     ServedAccuracySampler,
     EventRepository,
