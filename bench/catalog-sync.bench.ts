@@ -359,7 +359,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
   const pool = new Pool({ connectionString: db.url, max: 4 });
   // Idle clients are terminated when the cluster stops at the end; that must not hide the run's own error.
   pool.on('error', () => undefined);
-  const upstream = new UpstreamClient({
+  const upstream = UpstreamClient.create({
     baseUrl: sandbox.url,
     apiKey: sandbox.apiKey,
     environment: 'sandbox',

@@ -88,7 +88,7 @@ export async function benchUpstreamWalk(listings: number): Promise<BenchReport> 
     listings,
     maxPageLimit: PAGE_SIZE,
   });
-  const client = new UpstreamClient({
+  const client = UpstreamClient.create({
     baseUrl: sandbox.url,
     apiKey: sandbox.admin.apiKey,
     environment: 'sandbox',

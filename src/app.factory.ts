@@ -5,7 +5,7 @@ import { FastifyAdapter, type NestFastifyApplication } from '@nestjs/platform-fa
 import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import { Logger as PinoNestLogger } from 'nestjs-pino';
 import type { DestinationStream, Logger } from 'pino';
-import { DataSource } from 'typeorm';
+import type { Pool } from 'pg';
 import { AppModule, type AppModuleOptions } from './app.module';
 import { AllExceptionsFilter } from './common/all-exceptions.filter';
 import { AppError } from './common/app-error';
@@ -29,6 +29,7 @@ import type { SyncConfig } from './config/sync.config';
 import type { ListingsConfig } from './config/listings.config';
 import type { WebhooksConfig } from './config/webhooks.config';
 import { DB_ACQUIRE_TIMEOUT_MS } from './database/data-source';
+import { PG_POOL } from './database/database.module';
 import { DATABASE_BUSY_RETRY_AFTER_S, installPoolGate, isDatabaseBusy } from './database/pool-gate';
 import { DurableWorkService } from './durable-work/durable-work.service';
 import { DrainState } from './health/drain.state';
@@ -212,7 +213,7 @@ export async function createApp(options: CreateAppOptions): Promise<CreatedApp> 
   ]);
   app.useGlobalFilters(filter);
   // Background work (checkout drives, workers) gets at most the pool minus a reserved share.
-  installPoolGate(app.get(DataSource), config.DB_POOL_SIZE, DB_ACQUIRE_TIMEOUT_MS);
+  installPoolGate(app.get<Pool>(PG_POOL), config.DB_POOL_SIZE, DB_ACQUIRE_TIMEOUT_MS);
   app.useGlobalPipes(createValidationPipe());
 
   const fastify = app.getHttpAdapter().getInstance();

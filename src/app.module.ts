@@ -57,6 +57,7 @@ export class AppModule {
       imports: [
         AppConfigModule.forRoot(
           config,
+          options.auth,
           options.sync,
           options.transactions,
           options.checkout,
@@ -93,7 +94,7 @@ export class AppModule {
         MetricsModule,
         UpstreamModule.forRoot(options.upstream),
         HealthModule,
-        AuthModule.forRoot(options.auth),
+        AuthModule,
         TransactionsModule,
         ListingsModule,
         CatalogSyncModule,

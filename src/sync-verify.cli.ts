@@ -16,7 +16,7 @@ import { loadStartupConfig, resolveUpstreamTarget } from './upstream-target';
 async function main(): Promise<number> {
   const config = loadStartupConfig(process.env);
   const target = await resolveUpstreamTarget(config.upstream, config.sandboxOptions);
-  const upstream = new UpstreamClient(upstreamOptionsFromConfig(config.upstream, target));
+  const upstream = UpstreamClient.create(upstreamOptionsFromConfig(config.upstream, target));
   try {
     return await withServiceDatabase(
       config.app,

@@ -46,7 +46,7 @@ export async function runUpstreamCheck(
   try {
     target = await resolveUpstreamTarget(config);
     const { baseUrl, sandbox } = target;
-    client = new UpstreamClient(upstreamOptionsFromConfig(config, target, { logger }));
+    client = UpstreamClient.create(upstreamOptionsFromConfig(config, target, { logger }));
     const verdict = await client.verifyKey();
     const where = `${printableUrl(baseUrl)}${sandbox === null ? '' : ' (in-process sandbox)'}`;
     if (verdict.ok) {

@@ -1,4 +1,5 @@
-import type { DataSource, Repository } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { DataSource, type Repository } from 'typeorm';
 import { ApiClientEntity } from './api-client.entity';
 import type { Scope } from './scopes';
 
@@ -37,13 +38,14 @@ export interface ListApiClientsQuery {
   after?: ListPosition;
 }
 
-/**
- * The only code that reads or writes `api_clients`. Plain class over a DataSource so the service
- * (Nest) and the `keys` CLI (no Nest) share it.
- */
 /** Rounds of the revocation cascade; each catches keys issued while the previous one waited on locks. */
 const MAX_CASCADE_ROUNDS = 8;
 
+/**
+ * The only code that reads or writes `api_clients`, over the DataSource of its Nest context: the app's
+ * (AuthModule) or the `keys` CLI's own (KeysCliModule).
+ */
+@Injectable()
 export class ApiClientRepository {
   private readonly rows: Repository<ApiClientEntity>;
 

@@ -1,9 +1,10 @@
+import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
 import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
-import type { ApiClientRepository, ListPosition } from './api-client.repository';
+import { ApiClientRepository, type ListPosition } from './api-client.repository';
 import type { ClientContext } from './client-context';
 import type { Scope } from './scopes';
 import { bindingProblem, storedBinding, type BindingRequest, type SubjectBinding } from './subject-binding';
@@ -81,17 +82,21 @@ export function toView(row: ApiClientEntity): ApiClientView {
   };
 }
 
+/** Injection token of the key-hashing pepper (AuthConfig.pepper; the `keys` CLI passes the same one). */
+export const API_KEY_PEPPER = 'API_KEY_PEPPER';
+
 /**
- * Key lifecycle (issue, verify, list, revoke). Plain class: AuthModule and the `keys` CLI's KeysCliModule
- * construct it over the same repository and pepper, so both hash keys identically (and both register the
- * same revocation listeners).
+ * Key lifecycle (issue, verify, list, revoke). AuthModule and the `keys` CLI's KeysCliModule provide it over
+ * the same repository class and pepper, so both hash keys identically (and both register the same
+ * revocation listeners).
  */
+@Injectable()
 export class ApiClientsService {
   private readonly revocationListeners: ((clientIds: string[]) => Promise<void>)[] = [];
 
   constructor(
     private readonly repository: ApiClientRepository,
-    private readonly pepper: string,
+    @Inject(API_KEY_PEPPER) private readonly pepper: string,
   ) {}
 
   /**

@@ -1,8 +1,7 @@
-import { Module, type DynamicModule } from '@nestjs/common';
+import { Module } from '@nestjs/common';
 import { APP_GUARD } from '@nestjs/core';
 import { ThrottlerModule } from '@nestjs/throttler';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { DataSource } from 'typeorm';
 import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
 import { ReplicasModule } from '../replicas/replicas.module';
@@ -10,7 +9,7 @@ import { AccessGuard } from './access.guard';
 import { AdminApiClientsController } from './admin-api-clients.controller';
 import { ApiClientEntity } from './api-client.entity';
 import { ApiClientRepository } from './api-client.repository';
-import { ApiClientsService } from './api-clients.service';
+import { API_KEY_PEPPER, ApiClientsService } from './api-clients.service';
 import { ApiKeyAuthenticator } from './api-key.authenticator';
 import { AuthBootstrap } from './auth.bootstrap';
 import { AuthController } from './auth.controller';
@@ -21,48 +20,47 @@ import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
 /**
  * The service's own callers: API keys (hashed), the global access guard (authentication, scopes),
  * per-client rate limits, `GET /v1/me` and key management. Guards run in the order listed:
- * authenticate and authorise first, then count the request against the client's budget.
+ * authenticate and authorise first, then count the request against the client's budget. Not global: the
+ * modules that check keys themselves (status page, webhooks' revocation listener) import it. AuthConfig
+ * comes from AppConfigModule.
  */
-@Module({})
-export class AuthModule {
-  static forRoot(config: AuthConfig): DynamicModule {
-    return {
-      module: AuthModule,
-      global: true,
-      imports: [
-        TypeOrmModule.forFeature([ApiClientEntity]),
-        PaginationModule,
-        // The live replica count that divides every client's budget.
-        ReplicasModule,
-        ThrottlerModule.forRoot({
-          throttlers: [
-            {
-              name: 'default',
-              ttl: config.RATE_LIMIT_WINDOW_MS,
-              limit: config.RATE_LIMIT_DEFAULT,
-              blockDuration: 0,
-            },
-          ],
-          // Exact sliding window like the stock store, O(1) per request instead of O(hits in window).
-          storage: new SlidingWindowThrottlerStorage(),
-        }),
-      ],
-      controllers: [AuthController, AdminApiClientsController],
-      providers: [
-        { provide: AuthConfig, useValue: config },
-        {
-          provide: ApiClientsService,
-          useFactory: (dataSource: DataSource, auth: AuthConfig) =>
-            new ApiClientsService(new ApiClientRepository(dataSource), auth.pepper),
-          inject: [DataSource, AuthConfig],
-        },
-        ApiKeyAuthenticator,
-        FailedAuthLimiter,
-        AuthBootstrap,
-        { provide: APP_GUARD, useClass: AccessGuard },
-        { provide: APP_GUARD, useClass: ClientThrottlerGuard },
-      ],
-      exports: [AuthConfig, ApiClientsService, FailedAuthLimiter],
-    };
-  }
-}
+@Module({
+  imports: [
+    TypeOrmModule.forFeature([ApiClientEntity]),
+    PaginationModule,
+    // The live replica count that divides every client's budget.
+    ReplicasModule,
+    ThrottlerModule.forRootAsync({
+      inject: [AuthConfig],
+      useFactory: (config: AuthConfig) => ({
+        throttlers: [
+          {
+            name: 'default',
+            ttl: config.RATE_LIMIT_WINDOW_MS,
+            limit: config.RATE_LIMIT_DEFAULT,
+            blockDuration: 0,
+          },
+        ],
+        // Exact sliding window like the stock store, O(1) per request instead of O(hits in window).
+        storage: new SlidingWindowThrottlerStorage(),
+      }),
+    }),
+  ],
+  controllers: [AuthController, AdminApiClientsController],
+  providers: [
+    {
+      provide: API_KEY_PEPPER,
+      useFactory: (config: AuthConfig) => config.pepper,
+      inject: [AuthConfig],
+    },
+    ApiClientRepository,
+    ApiClientsService,
+    ApiKeyAuthenticator,
+    FailedAuthLimiter,
+    AuthBootstrap,
+    { provide: APP_GUARD, useClass: AccessGuard },
+    { provide: APP_GUARD, useClass: ClientThrottlerGuard },
+  ],
+  exports: [ApiClientsService, FailedAuthLimiter],
+})
+export class AuthModule {}

@@ -3,7 +3,7 @@ import { DataSource } from 'typeorm';
 import { RevokedKeyEndpoints } from '../webhooks/revoked-key-endpoints';
 import { WebhookEndpointRepository } from '../webhooks/webhook-endpoint.repository';
 import { ApiClientRepository } from './api-client.repository';
-import { ApiClientsService } from './api-clients.service';
+import { API_KEY_PEPPER, ApiClientsService } from './api-clients.service';
 
 /**
  * The `keys` CLI's Nest context over the command's own DataSource: the same ApiClientsService as AuthModule (same
@@ -17,11 +17,9 @@ export class KeysCliModule {
       module: KeysCliModule,
       providers: [
         { provide: DataSource, useValue: dataSource },
-        {
-          provide: ApiClientsService,
-          useFactory: (ds: DataSource) => new ApiClientsService(new ApiClientRepository(ds), pepper),
-          inject: [DataSource],
-        },
+        { provide: API_KEY_PEPPER, useValue: pepper },
+        ApiClientRepository,
+        ApiClientsService,
         WebhookEndpointRepository,
         RevokedKeyEndpoints,
       ],

@@ -1,7 +1,7 @@
 // One piece: the read API's hand-written SQL over the mirror's `events` and `listings` (keyset pages, lookups,
 // the mirror state and generation) and the one write a live re-read makes (applyLiveListing), sharing one column
 // list and one row mapping per resource; a repository owning its tables' SQL reads best whole.
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
 import { InjectDataSource } from '@nestjs/typeorm';
 import type { Pool, QueryResultRow } from 'pg';
 import type { DataSource, QueryResult } from 'typeorm';
@@ -16,7 +16,7 @@ import type {
   MirrorStateRow,
 } from './catalog-mirror.types';
 import { PreparedStatements } from '../common/prepared-statements';
-import { pgPool } from '../database/data-source';
+import { PG_POOL } from '../database/database.module';
 import { isoOf, isoOrNull, keyOf } from './catalog-mirror.timestamps';
 import { mapListing } from './catalog-sync.mapper';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.listener';
@@ -105,18 +105,19 @@ class Params {
 
 /**
  * The read side of the mirror in hand-written SQL (the hot paths of the marketplace's pages): keyset pages
- * on the partial indexes of `events`/`listings`, never OFFSET. Runs on the TypeORM data source's own pg pool:
+ * on the partial indexes of `events`/`listings`, never OFFSET. Runs on the app's pg pool (PG_POOL):
  * one round trip per page, no entity hydration (the rows go straight to the read API's mapper).
  */
 @Injectable()
 export class CatalogMirrorRepository {
-  private readonly pool: Pool;
   /** Named prepared statements (a bounded set of texts: fixed fragments only). */
   private readonly statements: PreparedStatements;
 
-  constructor(@InjectDataSource() private readonly dataSource: DataSource) {
-    this.pool = pgPool(dataSource);
-    this.statements = new PreparedStatements(dataSource, 'mirror_read');
+  constructor(
+    @InjectDataSource() private readonly dataSource: DataSource,
+    @Inject(PG_POOL) private readonly pool: Pool,
+  ) {
+    this.statements = new PreparedStatements(pool, 'mirror_read');
   }
 
   private async rows<T extends QueryResultRow>(text: string, values: unknown[]): Promise<T[]> {

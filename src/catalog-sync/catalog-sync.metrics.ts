@@ -1,7 +1,11 @@
-import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Counter, Gauge, Histogram } from 'prom-client';
+import { DatabaseClock } from '../database/database-clock';
+import { MetricsService } from '../metrics/metrics.service';
 import type { SyncResource } from './sync-pass.entity';
 
 /** catalog-sync's Prometheus metrics, registered on the app's registry (MetricsService). */
+@Injectable()
 export class SyncMetrics {
   private readonly duration: Histogram<'resource' | 'status'>;
   private readonly items: Counter<'resource'>;
@@ -21,9 +25,13 @@ export class SyncMetrics {
   /** Computed at scrape time from the last completed pass of each resource. */
   readonly lag: Gauge<'resource'>;
 
-  /** `now`: the database's clock (DatabaseClock), which pass stamps are taken with. */
-  constructor(registry?: Registry, now: () => number = Date.now) {
-    const registers = registry ? [registry] : [];
+  /** `clock`: the database's clock, which pass stamps are taken with (this process's clock without one). */
+  constructor(
+    @Optional() @Inject(MetricsService) metrics?: Pick<MetricsService, 'registry'>,
+    @Optional() @Inject(DatabaseClock) clock?: Pick<DatabaseClock, 'nowMs'>,
+  ) {
+    const registers = metrics ? [metrics.registry] : [];
+    const now = clock ? () => clock.nowMs() : Date.now;
     this.duration = new Histogram({
       name: 'catalog_sync_pass_duration_seconds',
       help: 'Duration of sync passes, by resource and final status',

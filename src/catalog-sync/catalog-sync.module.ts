@@ -1,14 +1,11 @@
 import { Logger, Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
-import { Pool } from 'pg';
-import { DataSource } from 'typeorm';
-import { pgPool } from '../database/data-source';
-import { DatabaseClock } from '../database/database-clock';
+import type { Pool } from 'pg';
 import { DatabaseClockModule } from '../database/database-clock.module';
+import { DatabaseModule, PG_POOL } from '../database/database.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import { NamedLeaseRepository } from '../durable-work/named-lease.repository';
-import { MetricsService } from '../metrics/metrics.service';
 import { CatalogMirrorRepository } from './catalog-mirror.repository';
 import { CatalogMirrorService } from './catalog-mirror.service';
 import { CatalogSyncController } from './catalog-sync.controller';
@@ -48,9 +45,6 @@ function nestSyncLogger(): SyncLogger {
   };
 }
 
-/** A repository over the pg pool (passes run plain SQL on it, not through the ORM). */
-const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Pool] });
-
 /**
  * The catalog mirror (docs/catalog-sync.md): sync passes, protocol config, mirror generation. Single-flight
  * leases, the worker loops and this process's identity come from DurableWorkModule; SyncConfig from
@@ -59,6 +53,8 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
 @Module({
   imports: [
     DatabaseClockModule,
+    // The pg pool: passes and the mirror's repositories run plain SQL on it, not through the ORM.
+    DatabaseModule,
     DurableWorkModule,
     TypeOrmModule.forFeature([
       EventEntity,
@@ -70,16 +66,15 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
   ],
   controllers: [CatalogSyncController],
   providers: [
-    { provide: Pool, useFactory: pgPool, inject: [DataSource] },
-    { provide: SyncPassRepository, ...onPool((pool) => new SyncPassRepository(pool)) },
-    { provide: MirrorGenerationRepository, ...onPool((pool) => new MirrorGenerationRepository(pool)) },
-    { provide: ProtocolConfigRepository, ...onPool((pool) => new ProtocolConfigRepository(pool)) },
-    { provide: EventDemandRepository, ...onPool((pool) => new EventDemandRepository(pool)) },
-    { provide: EventFreshnessRepository, ...onPool((pool) => new EventFreshnessRepository(pool)) },
+    SyncPassRepository,
+    MirrorGenerationRepository,
+    ProtocolConfigRepository,
+    EventDemandRepository,
+    EventFreshnessRepository,
     {
       provide: NamedLeaseRepository,
       useFactory: (work: DurableWorkService, pool: Pool) => work.namedLeases(pool, SYNC_LEASE_QUEUE),
-      inject: [DurableWorkService, Pool],
+      inject: [DurableWorkService, PG_POOL],
     },
     {
       provide: SYNC_HOLDER_ID,
@@ -87,17 +82,8 @@ const onPool = <T>(make: (pool: Pool) => T) => ({ useFactory: make, inject: [Poo
       inject: [DurableWorkService],
     },
     { provide: SYNC_LOGGER, useFactory: nestSyncLogger },
-    {
-      provide: SyncMetrics,
-      useFactory: (clock: DatabaseClock, metrics?: MetricsService) =>
-        new SyncMetrics(metrics?.registry, () => clock.nowMs()),
-      inject: [DatabaseClock, { token: MetricsService, optional: true }],
-    },
-    {
-      provide: ServedAccuracyMetrics,
-      useFactory: (metrics?: MetricsService) => new ServedAccuracyMetrics(metrics?.registry),
-      inject: [{ token: MetricsService, optional: true }],
-    },
+    SyncMetrics,
+    ServedAccuracyMetrics,
     MirrorObservations,
     ServedAccuracySampler,
     EventRepository,

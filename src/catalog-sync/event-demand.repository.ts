@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '../database/database.module';
 import { numericArray, type Sql } from './sql';
 
 /** One event of the hot set as the database sees it now. */
@@ -24,8 +26,10 @@ export interface HotSetQuery {
  * exponential decay on the database clock, and the hot set (demanded or starting soon) with each event's
  * own freshness.
  */
+@Injectable()
 export class EventDemandRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The app's pg pool in the module (PG_POOL); tests and benches may pass a pool or a held client. */
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   /**
    * Adds this replica's counts since the last flush (one statement): the stored score decays from its

@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '../database/database.module';
 import type { Sql } from './sql';
 
 /**
@@ -5,8 +7,10 @@ import type { Sql } from './sql';
  * The read path's state query reads it (catalog-mirror.repository.ts), and the hot set joins it
  * (event-demand.repository.ts).
  */
+@Injectable()
 export class EventFreshnessRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The app's pg pool in the module (PG_POOL); tests and benches may pass a pool or a held client. */
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   /**
    * In the completing transaction of a complete walk of one event: that event's data is as of the walk's start.

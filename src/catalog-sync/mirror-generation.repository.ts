@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '../database/database.module';
 import type { Sql } from './sql';
 
 export const MIRROR_GENERATION_CHANNEL = 'mirror_generation';
@@ -30,8 +32,10 @@ const EPOCH_COLUMN: Record<FullPassResource, string> = { events: 'events_epoch',
  * (catalog-mirror.repository.ts `applyLiveListing`): both in catalog-sync, the table's one owner. It also keeps each
  * full pass's epoch (a backfill's test, issue 32).
  */
+@Injectable()
 export class MirrorGenerationRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The app's pg pool in the module (PG_POOL); tests and benches may pass a pool or a held client. */
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   /** +1 and NOTIFY, inside the transaction that changed events/listings rows. */
   async bump(db: Sql): Promise<bigint> {

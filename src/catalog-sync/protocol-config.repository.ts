@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '../database/database.module';
 import type { Sql } from './sql';
 
 export interface StoredProtocolConfig {
@@ -12,8 +14,10 @@ export interface StoredProtocolConfig {
  * (catalog-mirror.repository.ts) reads it too, in the one statement that reads the generation: both in
  * catalog-sync, the table's one owner.
  */
+@Injectable()
 export class ProtocolConfigRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The app's pg pool in the module (PG_POOL); tests and benches may pass a pool or a held client. */
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   async save(config: Omit<StoredProtocolConfig, 'fetchedAt'>): Promise<StoredProtocolConfig> {
     const { rows } = await this.sql.query<{ fetched_at: Date }>(

@@ -1,4 +1,6 @@
-import { Counter, Gauge, type Registry } from 'prom-client';
+import { Inject, Injectable, Optional } from '@nestjs/common';
+import { Counter, Gauge } from 'prom-client';
+import { MetricsService } from '../metrics/metrics.service';
 import type { SampleVerdict } from './served-accuracy';
 
 /** Where a live observation of one listing came from (the write that applies it is counted by source). */
@@ -13,6 +15,7 @@ export type SampleFailure = 'upstream' | 'undecided';
  * buyable samples in this replica's window, computed at scrape time), the counters Prometheus computes rates from,
  * and the live observations applied to the mirror by checkout and the sampler.
  */
+@Injectable()
 export class ServedAccuracyMetrics {
   private readonly sampled: Counter;
   private readonly stale: Counter<'reason'>;
@@ -23,8 +26,8 @@ export class ServedAccuracyMetrics {
   /** The window's share now (null: no sample yet, the gauge has no value); set by the sampler. */
   private accuracyNow: () => number | null = () => null;
 
-  constructor(registry?: Registry) {
-    const registers = registry ? [registry] : [];
+  constructor(@Optional() @Inject(MetricsService) metrics?: Pick<MetricsService, 'registry'>) {
+    const registers = metrics ? [metrics.registry] : [];
     const accuracy = (): number | null => this.accuracyNow();
     this.accuracy = new Gauge({
       name: 'mirror_served_accuracy',

@@ -33,7 +33,7 @@ function setup(upstreamItems: ActiveListing[] | Error, intervalMs = 5000) {
   const applied: LiveListingObservation[] = [];
   const loops: string[] = [];
   const registry = new Registry();
-  const metrics = new ServedAccuracyMetrics(registry);
+  const metrics = new ServedAccuracyMetrics({ registry });
   const upstream = {
     async *walkActiveListings() {
       await Promise.resolve();

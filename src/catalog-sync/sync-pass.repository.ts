@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { PG_POOL } from '../database/database.module';
 import type { Sql } from './sql';
 import type { SyncPassStatus, SyncResource } from './sync-pass.entity';
 import { namedLeaseCovers } from '../durable-work/named-lease.repository';
@@ -79,8 +81,10 @@ export interface PageCounters {
  * mirror's last-completed-pass stamps (catalog-mirror.repository.ts, event-demand.repository.ts,
  * listing.repository.ts); the outbox trigger on `sync_passes` announces a finished pass (webhooks).
  */
+@Injectable()
 export class SyncPassRepository {
-  constructor(private readonly sql: Sql) {}
+  /** The app's pg pool in the module (PG_POOL); tests and benches may pass a pool or a held client. */
+  constructor(@Inject(PG_POOL) private readonly sql: Sql) {}
 
   async create(
     db: Sql,

@@ -2,7 +2,8 @@
 // step a method of its own (the write side is page-batcher.ts); split over files, the steps would pass the
 // connection, the lease and the pass's state between them. See the class comment below.
 import { Inject, Injectable } from '@nestjs/common';
-import { Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { PG_POOL } from '../database/database.module';
 import { holdConnection, type HeldConnection } from '../database/held-connection';
 import { DatabaseConnectionLostError, isConnectionLost } from '../database/pool-gate';
 import { HeldLease, LeaseLostError } from '../durable-work/named-lease';
@@ -141,7 +142,7 @@ function failureOf(error: unknown, connection: HeldConnection, lease: HeldLease)
 @Injectable()
 export class SyncPassRunner {
   constructor(
-    private readonly pool: Pool,
+    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly upstream: UpstreamClient,
     private readonly config: SyncConfig,
     private readonly leases: NamedLeaseRepository,

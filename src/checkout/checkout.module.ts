@@ -1,4 +1,5 @@
 import { DatabaseClockModule } from '../database/database-clock.module';
+import { DatabaseModule } from '../database/database.module';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
@@ -29,6 +30,7 @@ import { OrderTracker } from './order.tracker';
   imports: [
     TypeOrmModule.forFeature([OrderEntity]),
     DatabaseClockModule,
+    DatabaseModule,
     DurableWorkModule,
     TransactionsModule,
     CatalogSyncModule,

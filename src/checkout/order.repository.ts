@@ -3,11 +3,12 @@
 // conditional UPDATE with its audit row) stays side by side so one table's locking and fencing rules read in one
 // place; split by statement, they would spread over files that all share the same row mapping and guards.
 import { createHash } from 'node:crypto';
-import { escapeLiteral, type PoolClient } from 'pg';
-import { Injectable } from '@nestjs/common';
+import { escapeLiteral, type Pool, type PoolClient } from 'pg';
+import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { CheckoutConfig } from '../config/checkout.config';
 import { PreparedStatements } from '../common/prepared-statements';
+import { PG_POOL } from '../database/database.module';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
 import { DROP_LEASE, fenced, fromNow, LEASE_COLUMNS, newLease, renewLease } from '../durable-work/lease.sql';
@@ -237,8 +238,9 @@ export class OrderRepository {
     private readonly dataSource: DataSource,
     work: DurableWorkService,
     config: CheckoutConfig,
+    @Inject(PG_POOL) pool: Pool,
   ) {
-    this.prepared = new PreparedStatements(dataSource, 'orders');
+    this.prepared = new PreparedStatements(pool, 'orders');
     this.queue = work.queue({
       name: 'orders',
       table: 'orders',

@@ -1,5 +1,6 @@
-import { Injectable } from '@nestjs/common';
-import { DataSource } from 'typeorm';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
+import { PG_POOL } from '../database/database.module';
 import { poolGateOf, Semaphore } from '../database/pool-gate';
 import { CatalogSyncService } from '../catalog-sync/catalog-sync.service';
 import { CheckoutConfig } from '../config/checkout.config';
@@ -34,7 +35,7 @@ export class OrderSettlement {
     private readonly transactions: TransactionsService,
     private readonly upstream: UpstreamClient,
     private readonly catalog: CatalogSyncService,
-    private readonly dataSource: DataSource,
+    @Inject(PG_POOL) private readonly pool: Pool,
     private readonly config: CheckoutConfig,
   ) {}
 
@@ -152,7 +153,7 @@ export class OrderSettlement {
 
   /** At most a quarter of the pool's background share in refreshes at once (each may hold two connections). */
   private refreshPermits(): Semaphore {
-    const background = poolGateOf(this.dataSource)?.background ?? this.config.CHECKOUT_WORKER_BATCH;
+    const background = poolGateOf(this.pool)?.background ?? this.config.CHECKOUT_WORKER_BATCH;
     this.refreshes ??= new Semaphore(Math.max(1, Math.floor(background / 4)));
     return this.refreshes;
   }

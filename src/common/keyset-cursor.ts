@@ -1,4 +1,5 @@
 import { createHash, hash, timingSafeEqual } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import { validationFailed } from './validation';
 
 /** One column of a keyset position (ids, timestamps and u64s travel as strings). */
@@ -61,11 +62,15 @@ function isPosition(value: unknown): value is CursorValue[] {
  * reuse a cursor on another query, or learn more than the position's values (not encrypted: never
  * put a secret in a position). Every refusal is the same VALIDATION_FAILED naming `cursor`.
  */
+/** Injection token of the cursor secret (AuthConfig.cursorSecret: CURSOR_SECRET, resolved by loadAuthConfig). */
+export const CURSOR_SECRET = 'CURSOR_SECRET';
+
+@Injectable()
 export class KeysetCursorCodec {
   private readonly inner: Buffer;
   private readonly outer: Buffer;
 
-  constructor(secret: string) {
+  constructor(@Inject(CURSOR_SECRET) secret: string) {
     if (secret.length < CURSOR_SECRET_MIN_LENGTH)
       throw new Error(`cursor secret must be at least ${CURSOR_SECRET_MIN_LENGTH} characters`);
     ({ inner: this.inner, outer: this.outer } = keyPads(Buffer.from(secret, 'utf8')));

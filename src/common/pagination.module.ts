@@ -1,6 +1,6 @@
 import { Module } from '@nestjs/common';
 import { AuthConfig } from '../config/auth.config';
-import { KeysetCursorCodec } from './keyset-cursor';
+import { CURSOR_SECRET, KeysetCursorCodec } from './keyset-cursor';
 
 /**
  * Keyset pagination for feature modules: import it to inject KeysetCursorCodec (signed with
@@ -8,11 +8,8 @@ import { KeysetCursorCodec } from './keyset-cursor';
  */
 @Module({
   providers: [
-    {
-      provide: KeysetCursorCodec,
-      useFactory: (auth: AuthConfig) => new KeysetCursorCodec(auth.cursorSecret),
-      inject: [AuthConfig],
-    },
+    { provide: CURSOR_SECRET, useFactory: (auth: AuthConfig) => auth.cursorSecret, inject: [AuthConfig] },
+    KeysetCursorCodec,
   ],
   exports: [KeysetCursorCodec],
 })

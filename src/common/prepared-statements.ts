@@ -1,10 +1,8 @@
 import { createHash } from 'node:crypto';
 import type { Pool, QueryResultRow } from 'pg';
-import type { DataSource } from 'typeorm';
-import { pgPool } from '../database/data-source';
 
 /**
- * Named prepared statements on a TypeORM data source's own pg pool: a statement is parsed (and, once
+ * Named prepared statements on the app's pg pool (DatabaseModule's PG_POOL): a statement is parsed (and, once
  * PostgreSQL settles on a generic plan, planned) once per pooled connection instead of on every call, and the
  * call skips TypeORM's query-runner round (checkout, release, broadcaster). For statements whose text comes
  * from a bounded set of fixed fragments (never inlined values: each distinct text is a statement on every
@@ -13,10 +11,9 @@ import { pgPool } from '../database/data-source';
  */
 export class PreparedStatements {
   private readonly names = new Map<string, string>();
-  private pool: Pool | null = null;
 
   constructor(
-    private readonly dataSource: DataSource,
+    private readonly pool: Pool,
     private readonly prefix: string,
   ) {}
 
@@ -26,8 +23,6 @@ export class PreparedStatements {
       name = `${this.prefix}_${createHash('sha1').update(text).digest('hex').slice(0, 16)}`;
       this.names.set(text, name);
     }
-    // Resolved on first use: the data source's driver has its pool once it is initialized.
-    this.pool ??= pgPool(this.dataSource);
     return (await this.pool.query<T>({ name, text, values })).rows;
   }
 }

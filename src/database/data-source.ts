@@ -41,9 +41,9 @@ export function createDataSource(settings: DatabaseSettings, hooks?: MigrationHo
 }
 
 /**
- * The pg pool behind a TypeORM data source (present once it is initialized). For hot SQL that bypasses the
- * ORM: sync passes (one checked-out connection per pass, plain pg results with UPDATE row counts), named
- * prepared statements.
+ * The pg pool behind a TypeORM data source (present once it is initialized). In the app only DatabaseModule
+ * calls it (the PG_POOL provider every raw-SQL user injects); the CLIs and tests that own a data source of
+ * their own call it directly.
  */
 export function pgPool(dataSource: DataSource): Pool {
   return (dataSource.driver as unknown as { master: Pool }).master;

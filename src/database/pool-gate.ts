@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import type { DataSource } from 'typeorm';
+import type { Pool } from 'pg';
 
 /**
  * The pool's reserved share for request handling. Background work (checkout drives, the recovery worker, the
@@ -121,14 +121,9 @@ export function reservedConnections(size: number): number {
   return Math.floor(size / 4);
 }
 
-/** Installs the gate on the pool of a (PostgreSQL) data source once; returns it. */
-export function installPoolGate(
-  dataSource: DataSource,
-  size: number,
-  acquireTimeoutMs: number,
-): PoolGate | null {
-  const pool = (dataSource.driver as unknown as { master?: GatedPool & { [GATE]?: PoolGate } }).master;
-  if (!pool) return null;
+/** Installs the gate on the pool (DatabaseModule's PG_POOL) once; returns it. */
+export function installPoolGate(pg: Pool, size: number, acquireTimeoutMs: number): PoolGate {
+  const pool = pg as unknown as GatedPool & { [GATE]?: PoolGate };
   if (pool[GATE]) return pool[GATE];
   const reserved = reservedConnections(size);
   const gate: PoolGate = { background: size - reserved, reserved, permits: new Semaphore(size - reserved) };
@@ -171,10 +166,9 @@ export function installPoolGate(
   return gate;
 }
 
-/** The gate installed on this data source's pool, if any. */
-export function poolGateOf(dataSource: DataSource): PoolGate | null {
-  const pool = (dataSource.driver as unknown as { master?: { [GATE]?: PoolGate } }).master;
-  return pool?.[GATE] ?? null;
+/** The gate installed on this pool, if any. */
+export function poolGateOf(pool: Pool): PoolGate | null {
+  return (pool as unknown as { [GATE]?: PoolGate })[GATE] ?? null;
 }
 
 /** SQLSTATEs that mean this connection is gone (or never came): the server ended it or cannot serve it. */

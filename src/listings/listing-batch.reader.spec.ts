@@ -26,7 +26,7 @@ function mirror(stored: string[]) {
     async (keys: readonly (readonly [string, string])[]) =>
       keys.filter(([e, t]) => has(e, t)).map(([e, t]) => row(e, t)),
   );
-  return { readOne, readMany, sut: new ListingBatchReader(readOne, readMany) };
+  return { readOne, readMany, sut: new ListingBatchReader({ listing: readOne, listingsByKey: readMany }) };
 }
 
 describe(ListingBatchReader.name, () => {

@@ -1,3 +1,5 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import type { ListingRow } from '../catalog-sync/catalog-mirror.types';
 
 /** Most keys read in one statement (larger bursts become several statements, sent together). */
@@ -13,18 +15,20 @@ interface PendingRead {
 
 /**
  * Coalesces the single-listing reads asked for in the same turn of the event loop into one round trip
- * (`readMany`: one primary-key probe per key). Every read still goes to PostgreSQL after it was asked
+ * (`listingsByKey`: one primary-key probe per key). Every read still goes to PostgreSQL after it was asked
  * for — nothing is kept between turns, so it is not a cache: under load, requests that arrived together
  * share a connection and a round trip instead of queueing for the pool one by one. A lone read uses
- * `readOne` (the plain primary-key statement). A failed statement fails every read of its batch.
+ * `listing` (the plain primary-key statement). A failed statement fails every read of its batch.
  */
+@Injectable()
 export class ListingBatchReader {
   private pending: PendingRead[] = [];
   private scheduled = false;
 
   constructor(
-    private readonly readOne: (eventId: string, ticketId: string) => Promise<ListingRow | undefined>,
-    private readonly readMany: (keys: readonly (readonly [string, string])[]) => Promise<ListingRow[]>,
+    /** One listing (`listing`) or a batch by key (`listingsByKey`). */
+    @Inject(CatalogMirrorService)
+    private readonly mirror: Pick<CatalogMirrorService, 'listing' | 'listingsByKey'>,
   ) {}
 
   read(eventId: string, ticketId: string): Promise<ListingRow | undefined> {
@@ -50,10 +54,10 @@ export class ListingBatchReader {
   private send(reads: PendingRead[]): void {
     const [only] = reads;
     if (reads.length === 1 && only) {
-      this.readOne(only.eventId, only.ticketId).then(only.resolve, only.reject);
+      this.mirror.listing(only.eventId, only.ticketId).then(only.resolve, only.reject);
       return;
     }
-    this.readMany(reads.map((r) => [r.eventId, r.ticketId] as const)).then(
+    this.mirror.listingsByKey(reads.map((r) => [r.eventId, r.ticketId] as const)).then(
       (rows) => {
         const byKey = new Map(rows.map((row) => [`${row.event_id}/${row.ticket_id}`, row]));
         for (const read of reads) read.resolve(byKey.get(read.key));

@@ -9,9 +9,12 @@ import { TransactionsModule } from '../transactions/transactions.module';
 import { EVENT_REFRESHER } from './event-refresher';
 import { EventsController } from './events.controller';
 import { ListingsController } from './listings.controller';
+import { ListingBatchReader } from './listing-batch.reader';
 import { ListingsService } from './listings.service';
 import { MirrorRefreshHandler } from './mirror-refresh.handler';
-import { READ_API_SETTINGS, readApiSettings } from './read-api.settings';
+import { MIRROR_STATE_REFRESH_MS, MirrorStateTracker } from './mirror-state.tracker';
+import { READ_API_SETTINGS, readApiSettings, type ReadApiSettings } from './read-api.settings';
+import { ReadAnswers } from './read-answers';
 import { SellingController } from './selling.controller';
 import { SellingIntegrator } from './selling.integrator';
 import { SellingService } from './selling.service';
@@ -37,6 +40,16 @@ import { SellingService } from './selling.service';
       useFactory: (config: ListingsConfig, sync: SyncConfig) => readApiSettings(config, sync),
       inject: [ListingsConfig, SyncConfig],
     },
+    {
+      provide: MIRROR_STATE_REFRESH_MS,
+      useFactory: (settings: ReadApiSettings) => settings.stateRefreshMs,
+      inject: [READ_API_SETTINGS],
+    },
+    // The read path's parts: mirror state (ListingsService starts and stops it), answers and their cache,
+    // single-listing reads batched per event-loop turn.
+    MirrorStateTracker,
+    ReadAnswers,
+    ListingBatchReader,
     ListingsService,
   ],
   exports: [SellingService, ListingsService],

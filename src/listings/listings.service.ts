@@ -58,27 +58,18 @@ function eventPosition(position: readonly (string | null)[]): [string | null, st
  */
 @Injectable()
 export class ListingsService implements OnModuleInit, OnModuleDestroy {
-  private readonly tracker: MirrorStateTracker;
-  /** Single-listing reads of one event-loop turn share a round trip (`GET /v1/listings/{e}/{t}`). */
-  private readonly listingReads: ListingBatchReader;
-  readonly answers: ReadAnswers;
-
   constructor(
     private readonly mirror: CatalogMirrorService,
     private readonly cursors: KeysetCursorCodec,
     private readonly upstream: UpstreamClient,
     @Inject(READ_API_SETTINGS) private readonly settings: ReadApiSettings,
-    private readonly clock: DatabaseClock,
     private readonly sync: CatalogSyncService,
-  ) {
-    this.tracker = new MirrorStateTracker(mirror, settings.stateRefreshMs);
-    // Freshness (`age`, `stale`) compares the database's sync stamps with the database's clock.
-    this.answers = new ReadAnswers(this.tracker, settings, () => clock.nowMs());
-    this.listingReads = new ListingBatchReader(
-      (eventId, ticketId) => mirror.listing(eventId, ticketId),
-      (keys) => mirror.listingsByKey(keys),
-    );
-  }
+    private readonly tracker: MirrorStateTracker,
+    private readonly clock: DatabaseClock,
+    readonly answers: ReadAnswers,
+    /** Single-listing reads of one event-loop turn share a round trip (`GET /v1/listings/{e}/{t}`). */
+    private readonly listingReads: ListingBatchReader,
+  ) {}
 
   async onModuleInit(): Promise<void> {
     await this.tracker.start();

@@ -1,6 +1,6 @@
-import { Logger } from '@nestjs/common';
+import { Inject, Injectable, Logger } from '@nestjs/common';
 import { AppError } from '../common/app-error';
-import type { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
+import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
 
 /**
@@ -11,6 +11,10 @@ import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
  * and the notification channel (`mirror_generation`) are catalog-sync's, the mirror's one owner: this tracker
  * only asks CatalogMirrorService (readState, readGenerationKey, watchGeneration) and names no table in SQL.
  */
+/** Injection token of the tracker's refresh interval (ReadApiSettings.stateRefreshMs). */
+export const MIRROR_STATE_REFRESH_MS = 'MIRROR_STATE_REFRESH_MS';
+
+@Injectable()
 export class MirrorStateTracker {
   private readonly logger = new Logger(MirrorStateTracker.name);
   private state: MirrorState | null = null;
@@ -20,7 +24,7 @@ export class MirrorStateTracker {
 
   constructor(
     private readonly mirror: CatalogMirrorService,
-    private readonly refreshMs: number,
+    @Inject(MIRROR_STATE_REFRESH_MS) private readonly refreshMs: number,
   ) {}
 
   /**

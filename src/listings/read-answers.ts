@@ -1,8 +1,10 @@
 import { hash } from 'node:crypto';
+import { Inject, Injectable } from '@nestjs/common';
 import type { MirrorState } from '../catalog-sync/catalog-mirror.types';
 import { freshness, isStale, type Freshness } from './listing.mapper';
-import type { MirrorStateTracker } from './mirror-state.tracker';
-import type { ReadApiSettings } from './read-api.settings';
+import { DatabaseClock } from '../database/database-clock';
+import { MirrorStateTracker } from './mirror-state.tracker';
+import { READ_API_SETTINGS, type ReadApiSettings } from './read-api.settings';
 import { ResponseCache, type RenderedBody } from './response-cache';
 
 /** What a render sees: one state and one clock reading for the whole answer. */
@@ -31,15 +33,19 @@ export function etagOf(body: string): string {
  * under the state version it was rendered from and stored only if that version is still current when
  * it is done (a commit meanwhile makes it unstorable, never stale).
  */
+@Injectable()
 export class ReadAnswers {
   readonly cache: ResponseCache;
+  private readonly clock: () => number;
   private last: RenderContext | undefined;
 
   constructor(
     private readonly tracker: MirrorStateTracker,
-    private readonly settings: ReadApiSettings,
-    private readonly clock: () => number = Date.now,
+    @Inject(READ_API_SETTINGS) private readonly settings: ReadApiSettings,
+    databaseClock: DatabaseClock,
   ) {
+    // Freshness (`age`, `stale`) compares the database's sync stamps with the database's clock.
+    this.clock = () => databaseClock.nowMs();
     this.cache = new ResponseCache(settings.cacheMaxBytes);
   }
 

@@ -1,5 +1,6 @@
 import { DatabaseClockModule } from '../database/database-clock.module';
 import { type DynamicModule, Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { CatalogSyncModule } from '../catalog-sync/catalog-sync.module';
 import { CheckoutModule } from '../checkout/checkout.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
@@ -17,8 +18,8 @@ import { StatusService } from './status.service';
 /**
  * The operator status page and its JSON twin (docs/status.md): `GET /status` (HTML, hand-written SVG plots,
  * login), `GET /v1/admin/status`, and the recorder of the per-minute samples on a durable-work loop.
- * ApiClientsService and AuthConfig come from the global AuthModule; AppConfig and SyncConfig from
- * AppConfigModule; UpstreamClient and MetricsService from their global modules. Exports only its service.
+ * ApiClientsService and FailedAuthLimiter come from AuthModule (login with an admin key); AppConfig, AuthConfig and
+ * SyncConfig from AppConfigModule; UpstreamClient and MetricsService from their global modules. Exports only its service.
  */
 @Module({})
 export class StatusModule {
@@ -34,6 +35,7 @@ export class StatusModule {
       // passes of CatalogSyncService and served accuracy of CatalogMirrorService, orders of CheckoutService, the
       // delivery backlog of WebhooksService, replicas of ReplicasService.
       imports: [
+        AuthModule,
         DatabaseClockModule,
         DurableWorkModule,
         CatalogSyncModule,

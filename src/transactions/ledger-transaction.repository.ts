@@ -1,7 +1,8 @@
 // One piece: the repository of `ledger_transactions` and `ledger_transaction_events` (DESIGN.md: a repository is
 // the only code touching its table). Every state change is one hand-written conditional UPDATE with its history
 // row; they stay side by side so the transitions of one table read together, sharing one row mapping.
-import { Injectable } from '@nestjs/common';
+import { Inject, Injectable } from '@nestjs/common';
+import type { Pool } from 'pg';
 import { DataSource, type EntityManager } from 'typeorm';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { LeaseQueue } from '../durable-work/lease-queue';
@@ -15,6 +16,7 @@ import {
   type Fence,
 } from '../durable-work/lease.sql';
 import { PreparedStatements } from '../common/prepared-statements';
+import { PG_POOL } from '../database/database.module';
 import type { SignedTransaction, SubmissionResult } from '../upstream/upstream.types';
 import {
   LedgerTransactionEntity,
@@ -56,8 +58,9 @@ export class LedgerTransactionRepository {
   constructor(
     private readonly dataSource: DataSource,
     work: DurableWorkService,
+    @Inject(PG_POOL) pool: Pool,
   ) {
-    this.prepared = new PreparedStatements(dataSource, 'ledger');
+    this.prepared = new PreparedStatements(pool, 'ledger');
     this.queue = work.queue({
       name: 'ledger_transactions',
       table: 'ledger_transactions',

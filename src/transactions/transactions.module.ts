@@ -1,4 +1,5 @@
 import { DatabaseClockModule } from '../database/database-clock.module';
+import { DatabaseModule } from '../database/database.module';
 import { Module } from '@nestjs/common';
 import { TypeOrmModule } from '@nestjs/typeorm';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
@@ -18,7 +19,12 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
  * loop and the backoff policy from DurableWorkModule.
  */
 @Module({
-  imports: [TypeOrmModule.forFeature([LedgerTransactionEntity]), DatabaseClockModule, DurableWorkModule],
+  imports: [
+    TypeOrmModule.forFeature([LedgerTransactionEntity]),
+    DatabaseClockModule,
+    DatabaseModule,
+    DurableWorkModule,
+  ],
   controllers: [TransactionsController],
   providers: [
     TransactionsService,

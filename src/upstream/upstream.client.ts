@@ -2,8 +2,8 @@
 // class), one typed and documented method per upstream operation. What is not an operation already lives
 // beside it: transport and retries in http/, wire codecs in wire/, error mapping in upstream-error.mapper.ts.
 import { HttpService } from '@nestjs/axios';
-import { Inject, Injectable, Optional, type OnApplicationShutdown } from '@nestjs/common';
-import { MetricsService } from '../metrics/metrics.service';
+import { Inject, Injectable, type OnApplicationShutdown } from '@nestjs/common';
+import type { MetricsService } from '../metrics/metrics.service';
 import {
   UpstreamAttempt,
   agentOf,
@@ -63,7 +63,7 @@ import type {
   WalkPage,
 } from './upstream.types';
 
-export const UPSTREAM_OPTIONS = Symbol('UPSTREAM_OPTIONS');
+import { UPSTREAM_OPTIONS } from './upstream.tokens';
 
 const EVENTS_PATH = '/indexer/events/upcoming';
 
@@ -99,35 +99,37 @@ interface Request<T> {
  */
 @Injectable()
 export class UpstreamClient implements OnApplicationShutdown {
-  private readonly options: ResolvedUpstreamOptions;
-  private readonly httpService: HttpService;
-  private readonly loop: RetryLoop;
-  private readonly keyCheck: UpstreamKeyCheck;
-
   /**
-   * `httpService`: the one way requests are sent, required in the module (UpstreamModule provides it,
-   * built by createUpstreamHttpService); a client made with `new` (CLI, benchmarks) builds the same one.
+   * In the app every part comes from UpstreamModule: `httpService` (createUpstreamHttpService, over the
+   * upstream's keep-alive agent) is the one way requests are sent, through `loop` (retries, rate limit) and
+   * its attempt (breaker, bulkhead). Outside Nest (CLIs, benchmarks, contract tests) use `UpstreamClient.create`.
    */
   constructor(
-    @Inject(UPSTREAM_OPTIONS) options: UpstreamOptions,
-    @Optional() metrics?: MetricsService,
+    @Inject(UPSTREAM_OPTIONS) private readonly options: ResolvedUpstreamOptions,
+    private readonly httpService: HttpService,
+    private readonly loop: RetryLoop,
+    private readonly keyCheck: UpstreamKeyCheck,
+  ) {}
+
+  /**
+   * A client outside Nest, built from the same parts UpstreamModule provides: `metrics` registers its metrics
+   * (none exported without), `httpService` defaults to the one createUpstreamHttpService builds.
+   */
+  static create(
+    options: UpstreamOptions,
+    metrics?: MetricsService,
     httpService?: HttpService,
-  ) {
-    this.options = resolveUpstreamOptions(options);
-    this.httpService = httpService ?? createUpstreamHttpService(this.options);
-    const upstreamMetrics = new UpstreamMetrics(metrics?.registry);
+  ): UpstreamClient {
+    const resolved = resolveUpstreamOptions(options);
+    const http = httpService ?? createUpstreamHttpService(resolved);
+    const upstreamMetrics = new UpstreamMetrics(metrics);
     const attempt = new UpstreamAttempt(
-      this.options,
-      httpServiceTransport(this.httpService, this.options.apiKey),
+      resolved,
+      httpServiceTransport(http, resolved.apiKey),
       upstreamMetrics,
-      this.options.logger,
     );
-    this.loop = new RetryLoop(this.options, attempt, upstreamMetrics, this.options.logger);
-    this.keyCheck = new UpstreamKeyCheck(
-      this.options,
-      () => this.verifyKey(),
-      () => this.loop.lastUnauthorizedAt,
-    );
+    const loop = new RetryLoop(resolved, attempt, upstreamMetrics);
+    return new UpstreamClient(resolved, http, loop, new UpstreamKeyCheck(resolved, loop));
   }
 
   /** UPSTREAM_ENVIRONMENT the key is meant for (sandbox or production). */
@@ -322,7 +324,7 @@ export class UpstreamClient implements OnApplicationShutdown {
    * the upstream); a 401 seen on any call since a good verdict invalidates it at once.
    */
   verifyKeyCached(): Promise<KeyVerdict> {
-    return this.keyCheck.cached();
+    return this.keyCheck.cached(() => this.verifyKey());
   }
 
   /**

@@ -1,17 +1,20 @@
+import { Inject, Injectable } from '@nestjs/common';
+import { RetryLoop } from './http/retry-loop';
 import type { UpstreamError } from './upstream.error';
+import { UPSTREAM_OPTIONS } from './upstream.tokens';
 import type { ResolvedUpstreamOptions } from './upstream.options';
 import type { KeyVerdict } from './upstream.types';
 
 /** The key check's readiness cache (UpstreamClient.verifyKeyCached); the check itself is the client's. */
+@Injectable()
 export class UpstreamKeyCheck {
   private verdict: KeyVerdict | undefined;
   private inFlight: Promise<KeyVerdict> | undefined;
 
   constructor(
-    private readonly options: ResolvedUpstreamOptions,
-    private readonly verify: () => Promise<KeyVerdict>,
-    /** Time of the last 401 on any call (RetryLoop.lastUnauthorizedAt). */
-    private readonly lastUnauthorizedAt: () => number | undefined,
+    @Inject(UPSTREAM_OPTIONS) private readonly options: ResolvedUpstreamOptions,
+    /** Its `lastUnauthorizedAt`: the time of the last 401 on any call. */
+    private readonly loop: RetryLoop,
   ) {}
 
   /** A failed call as a verdict: never throws for upstream answers. */
@@ -30,17 +33,17 @@ export class UpstreamKeyCheck {
    * verifyKey() reused for UPSTREAM_KEY_CHECK_TTL_MS (readiness probes every few seconds must not each hit
    * the upstream); a 401 seen on any call since the last check invalidates it at once.
    */
-  async cached(): Promise<KeyVerdict> {
+  async cached(verify: () => Promise<KeyVerdict>): Promise<KeyVerdict> {
     const now = this.options.clock.now();
     const cached = this.verdict;
     // A verdict that already says 401 is not made stale by the 401 it was built from (same millisecond).
     const unauthorizedSince =
       cached !== undefined &&
       !(!cached.ok && cached.code === 'UNAUTHORIZED') &&
-      (this.lastUnauthorizedAt() ?? -Infinity) >= cached.checkedAt;
+      (this.loop.lastUnauthorizedAt ?? -Infinity) >= cached.checkedAt;
     if (cached !== undefined && !unauthorizedSince && now - cached.checkedAt < this.options.keyCheckTtlMs)
       return cached;
-    this.inFlight ??= this.verify().finally(() => {
+    this.inFlight ??= verify().finally(() => {
       this.inFlight = undefined;
     });
     this.verdict = await this.inFlight;

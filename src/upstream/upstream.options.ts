@@ -2,7 +2,7 @@ import { UpstreamConfig, type UpstreamEnvironment } from '../config/upstream.con
 import { systemClock, type UpstreamClock } from './http/clock';
 import { nestUpstreamLogger, type UpstreamLogger } from './http/logger';
 
-/** What UpstreamModule.forRoot (and `new UpstreamClient`) takes: resolved address and key, plus tuning. */
+/** What UpstreamModule.forRoot (and `UpstreamClient.create`) takes: resolved address and key, plus tuning. */
 export interface UpstreamOptions {
   /** Resolved base URL (UPSTREAM_BASE_URL or the in-process sandbox's), no trailing slash needed. */
   baseUrl: string;

@@ -41,12 +41,7 @@ function drive(config: UpstreamConfig, kind: UpstreamCallKind, answer: Answer, r
     },
   };
   const metrics = new UpstreamMetrics();
-  const sut = new RetryLoop(
-    options,
-    new UpstreamAttempt(options, transport, metrics, options.logger),
-    metrics,
-    options.logger,
-  );
+  const sut = new RetryLoop(options, new UpstreamAttempt(options, transport, metrics), metrics);
   const call: HttpCall = { operation: 'getProtocolConfig', kind, method: 'GET', route: '/p', path: '/p' };
   return sut.execute(call).then(
     () => ({ elapsed: now, sent, error: undefined }),

@@ -1,4 +1,5 @@
 import { BlockList, isIP } from 'node:net';
+import { Inject, Injectable } from '@nestjs/common';
 
 /** Refused everywhere: link-local (cloud metadata lives there), unspecified, multicast, reserved, metadata hosts. */
 const ALWAYS: readonly [string, number, 'ipv4' | 'ipv6'][] = [
@@ -100,10 +101,14 @@ export function bareHost(host: string): string {
   return host.replace(/^\[|\]$/g, '');
 }
 
+/** Injection token of whether production rules apply (WebhooksConfig.production). */
+export const WEBHOOKS_PRODUCTION = 'WEBHOOKS_PRODUCTION';
+
+@Injectable()
 export class AddressPolicy {
   private readonly refused: BlockList[];
 
-  constructor(readonly production: boolean) {
+  constructor(@Inject(WEBHOOKS_PRODUCTION) readonly production: boolean) {
     this.refused = production ? [blockList(ALWAYS), blockList(PRODUCTION)] : [blockList(ALWAYS)];
   }
 

@@ -1,9 +1,10 @@
 import { Module } from '@nestjs/common';
+import { AuthModule } from '../auth/auth.module';
 import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
 import { WebhooksConfig } from '../config/webhooks.config';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
-import { AddressPolicy } from './address.policy';
+import { AddressPolicy, WEBHOOKS_PRODUCTION } from './address.policy';
 import { DeliveryWorker } from './delivery.worker';
 import { HostResolver } from './host.resolver';
 import { NotificationsController } from './notifications.controller';
@@ -30,11 +31,11 @@ import { WebhooksService } from './webhooks.service';
  * `ledger_transactions`, `sync_passes_outbox_finished` on `sync_passes` (migrations …-CreateOutboxTriggers, its WHEN
  * narrowed by …-QuietHotWalkSyncEvents) and `webhook_endpoints_outbox_disabled` on `webhook_endpoints`
  * (…-CreateEndpointDisabledTrigger). WebhooksService, the only export, answers the status page's delivery backlog. Sends to marketplace receivers with node:http(s) (WebhookSender): the one outbound HTTP besides
- * upstream/. WebhooksConfig comes from AppConfigModule, AuthConfig from the global AuthModule, MetricsService from
- * the global MetricsModule.
+ * upstream/. WebhooksConfig and AuthConfig come from AppConfigModule, ApiClientsService (RevokedKeyEndpoints listens to its
+ * revocations) from AuthModule, MetricsService from the global MetricsModule.
  */
 @Module({
-  imports: [DurableWorkModule, PaginationModule],
+  imports: [AuthModule, DurableWorkModule, PaginationModule],
   controllers: [WebhookEndpointsController, NotificationsController],
   providers: [
     WebhooksService,
@@ -52,10 +53,11 @@ import { WebhooksService } from './webhooks.service';
     HostResolver,
     WebhooksMetrics,
     {
-      provide: AddressPolicy,
-      useFactory: (config: WebhooksConfig) => new AddressPolicy(config.production),
+      provide: WEBHOOKS_PRODUCTION,
+      useFactory: (config: WebhooksConfig) => config.production,
       inject: [WebhooksConfig],
     },
+    AddressPolicy,
     {
       provide: SecretBox,
       useFactory: (config: WebhooksConfig, auth: AuthConfig) =>

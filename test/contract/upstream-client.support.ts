@@ -78,7 +78,7 @@ export function makeClient(
   });
   // The same HttpService the client would build itself, kept here to look at its socket pool.
   const http = createUpstreamHttpService(options);
-  const client = new UpstreamClient(options, metrics, http);
+  const client = UpstreamClient.create(options, metrics, http);
   const agent = agentOf(http);
   return {
     client,

@@ -7,6 +7,7 @@ import { MirrorGenerationListener } from '../../src/catalog-sync/mirror-generati
 import { buildDataSourceOptions } from '../../src/database/data-source';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
+import { pgPool } from '../../src/database/data-source';
 
 describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
   const adminUrl = inject('databaseAdminUrl');
@@ -29,7 +30,7 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
       else sent.push({ text: statement.text, values: statement.values ?? [] });
       return query(statement, values);
     };
-    sut = new CatalogMirrorRepository(ds);
+    sut = new CatalogMirrorRepository(ds, pgPool(ds));
     // 4000 events, 40 of them × 500 listings, 10% removed: enough rows that the planner prefers the indexes.
     await ds.query(
       `INSERT INTO events (event_id, name, start_at_raw, start_at, raw, first_seen_at, last_seen_at, observed_at, removed_at)

@@ -7,6 +7,7 @@ import { claimFairSql } from '../../src/durable-work/lease.sql';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository';
 import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
+import { pgPool } from '../../src/database/data-source';
 
 const BACKLOG = 10_000;
 
@@ -137,7 +138,7 @@ describe('fair claims (durable work, real PostgreSQL)', () => {
     await queue(bob, 1, 0, 'first-');
     await dataSource.query('ANALYZE orders');
     const config = Object.assign(new CheckoutConfig(), { CHECKOUT_CLIENT_MAX_IN_FLIGHT: 5 });
-    const sut = new OrderRepository(dataSource, durableWorkFor(dataSource), config);
+    const sut = new OrderRepository(dataSource, durableWorkFor(dataSource), config, pgPool(dataSource));
 
     const first = await sut.claimDue(60_000, 2);
     expect(first.map((o) => o.clientId).sort()).toEqual([alice, bob].sort());

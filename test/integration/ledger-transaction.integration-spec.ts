@@ -6,6 +6,7 @@ import { LedgerTransactionEntity } from '../../src/transactions/ledger-transacti
 import { LedgerTransactionRepository } from '../../src/transactions/ledger-transaction.repository';
 import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
+import { pgPool } from '../../src/database/data-source';
 
 describe(LedgerTransactionRepository.name, () => {
   let db: TestDataSource;
@@ -20,7 +21,7 @@ describe(LedgerTransactionRepository.name, () => {
     });
     dataSource = db.dataSource;
     clientId = await insertTestClient(dataSource, 'transactions:write');
-    sut = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource));
+    sut = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource), pgPool(dataSource));
   });
   afterAll(() => db?.close());
 
@@ -66,7 +67,7 @@ describe(LedgerTransactionRepository.name, () => {
     const claims = await Promise.all(
       // Six claimers, as six replicas: each its own durable-work identity.
       Array.from({ length: 6 }, () =>
-        new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource)).claimDue(
+        new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource), pgPool(dataSource)).claimDue(
           60_000,
           10,
           3_600_000,
@@ -103,7 +104,7 @@ describe(LedgerTransactionRepository.name, () => {
        WHERE id = $1`,
       [record.id],
     );
-    const stale = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource));
+    const stale = new LedgerTransactionRepository(dataSource, durableWorkFor(dataSource), pgPool(dataSource));
     const [claimedByA] = (await stale.claimDue(60_000, 100, 3_600_000)).filter((r) => r.id === record.id);
     // A stalls: its lease runs out, and B (another replica) claims the row under a new token.
     await dataSource.query(

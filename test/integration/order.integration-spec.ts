@@ -4,6 +4,7 @@ import { CREATE_SQL, OrderRepository, type NewOrder } from '../../src/checkout/o
 import { CheckoutConfig } from '../../src/config/checkout.config';
 import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
+import { pgPool } from '../../src/database/data-source';
 
 /** No fair-share cap in the way of tests about other things (fair-claims.integration-spec.ts tests the caps). */
 const uncapped = Object.assign(new CheckoutConfig(), { CHECKOUT_CLIENT_MAX_IN_FLIGHT: 10_000 });
@@ -21,7 +22,7 @@ describe(OrderRepository.name, () => {
     db = await openTestDataSource(inject('databaseAdminUrl'), { poolSize: 4 });
     dataSource = db.dataSource;
     clientId = await insertTestClient(dataSource, 'orders:write');
-    sut = new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped);
+    sut = new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped, pgPool(dataSource));
   });
   afterAll(() => db?.close());
 
@@ -183,7 +184,10 @@ describe(OrderRepository.name, () => {
     for (const id of ids) await expire(id);
     const claims = await Promise.all(
       Array.from({ length: 4 }, () =>
-        new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped).claimDue(60_000, 5),
+        new OrderRepository(dataSource, durableWorkFor(dataSource), uncapped, pgPool(dataSource)).claimDue(
+          60_000,
+          5,
+        ),
       ),
     );
     const claimed = claims.flat().filter((o) => ids.includes(o.id));

@@ -99,7 +99,7 @@ describe('watch match (listings triggers)', () => {
     dataSource = db.dataSource;
     pool = pgPool(dataSource);
     watches = new WatchRepository(dataSource);
-    mirror = new CatalogMirrorRepository(dataSource);
+    mirror = new CatalogMirrorRepository(dataSource, pool);
     clientA = await insertClient(dataSource);
     clientB = await insertClient(dataSource);
   });

@@ -243,7 +243,7 @@ export function useLiveCatalogRig(sandbox: {
       ...sandbox,
       clock: new OffsetClock({ frozen: true, startMs: Date.UTC(2030, 0, 1) }),
     });
-    rig.upstream = new UpstreamClient({
+    rig.upstream = UpstreamClient.create({
       baseUrl: rig.sandbox.url,
       apiKey: rig.sandbox.admin.apiKey,
       environment: 'sandbox',

@@ -5,6 +5,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { HttpService } from '@nestjs/axios';
+import { Inject, Injectable } from '@nestjs/common';
 import axios, { type AxiosInstance } from 'axios';
 import {
   BrokenCircuitError,
@@ -19,8 +20,8 @@ import {
 } from 'cockatiel';
 import { UpstreamError, codeForHttpStatus, safeExcerpt, type UpstreamOperation } from '../upstream.error';
 import type { ResolvedUpstreamOptions } from '../upstream.options';
-import type { UpstreamLogger } from './logger';
-import type { AttemptStatus, UpstreamMetrics } from './metrics';
+import { UPSTREAM_OPTIONS, UPSTREAM_TRANSPORT } from '../upstream.tokens';
+import { UpstreamMetrics, type AttemptStatus } from './metrics';
 import { nodeHttpAdapter } from './node-adapter';
 import { parseRetryAfter } from './retry-after';
 
@@ -233,16 +234,17 @@ function abortPromise(signal: AbortSignal): { promise: Promise<never>; dispose: 
  * first, contract part 7) and whether a write may have run upstream. Whether to try again is the retry
  * loop's call (retry-loop.ts). One instance per client, so breaker and bulkhead are process-wide.
  */
+@Injectable()
 export class UpstreamAttempt {
   private readonly breaker: CircuitBreakerPolicy;
   private readonly bulkhead: BulkheadPolicy;
 
   constructor(
-    private readonly options: ResolvedUpstreamOptions,
-    private readonly transport: Transport,
+    @Inject(UPSTREAM_OPTIONS) private readonly options: ResolvedUpstreamOptions,
+    @Inject(UPSTREAM_TRANSPORT) private readonly transport: Transport,
     metrics: UpstreamMetrics,
-    logger: UpstreamLogger,
   ) {
+    const { logger } = options;
     this.breaker = circuitBreaker(handleType(CountedFailure), {
       halfOpenAfter: options.breaker.halfOpenAfterMs,
       breaker: new ConsecutiveBreaker(options.breaker.consecutiveFailures),

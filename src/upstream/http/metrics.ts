@@ -1,4 +1,6 @@
+import { Injectable, Optional } from '@nestjs/common';
 import { Counter, Gauge, Histogram, type Registry } from 'prom-client';
+import { MetricsService } from '../../metrics/metrics.service';
 import type { UpstreamOperation } from '../upstream.error';
 
 /** Label `status`: an HTTP status, or how an attempt ended without one. Bounded set, never a key or URL. */
@@ -21,6 +23,7 @@ function registered<T, C extends { name: string }>(
  * The client's Prometheus metrics, registered on MetricsService.registry (shared when several clients use
  * one registry, as in tests). Without a registry they are kept but not exported.
  */
+@Injectable()
 export class UpstreamMetrics {
   readonly requests: Counter<'operation' | 'status'>;
   readonly duration: Histogram<'operation' | 'status'>;
@@ -29,7 +32,8 @@ export class UpstreamMetrics {
   readonly circuitState: Gauge;
   readonly rateLimit: Gauge;
 
-  constructor(registry?: Registry) {
+  constructor(@Optional() metrics?: MetricsService) {
+    const registry = metrics?.registry;
     this.requests = registered(registry, Counter<'operation' | 'status'>, {
       name: 'upstream_requests_total',
       help: 'Upstream HTTP attempts by operation and HTTP status (or timeout/network/circuit_open/overloaded/cancelled)',

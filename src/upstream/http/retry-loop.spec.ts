@@ -61,12 +61,7 @@ function setup(steps: Step[], overrides: Partial<UpstreamOptions> = {}) {
   });
   const transport = fakeTransport(steps);
   const metrics = new UpstreamMetrics();
-  const sut = new RetryLoop(
-    options,
-    new UpstreamAttempt(options, transport, metrics, options.logger),
-    metrics,
-    options.logger,
-  );
+  const sut = new RetryLoop(options, new UpstreamAttempt(options, transport, metrics), metrics);
   return { sut, clock, transport };
 }
 

@@ -1,12 +1,14 @@
+import { Inject, Injectable } from '@nestjs/common';
 import type { Span } from '@opentelemetry/api';
 import { safeRequestId } from '../../common/request-id';
 import { withSpan } from '../../tracing/tracing';
 import { UpstreamError } from '../upstream.error';
 import type { ResolvedUpstreamOptions } from '../upstream.options';
-import type { AttemptOutcome, Ending, HttpCall, UpstreamAttempt } from './attempt';
+import { UPSTREAM_OPTIONS } from '../upstream.tokens';
+import { UpstreamAttempt, type AttemptOutcome, type Ending, type HttpCall } from './attempt';
 import { fullJitterDelay } from './backoff';
 import type { UpstreamLogger } from './logger';
-import type { UpstreamMetrics } from './metrics';
+import { UpstreamMetrics } from './metrics';
 import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter';
 
 export interface HttpResult {
@@ -45,17 +47,20 @@ export function isRetried(outcome: Pick<AttemptOutcome, 'ending' | 'error'>): bo
  * the process-wide rate (and, told to the limiter's listeners, every other replica's: replicas/). One instance
  * per client: limiter and `lastUnauthorizedAt` are process-wide.
  */
+@Injectable()
 export class RetryLoop {
   readonly limiter: AdaptiveRateLimiter;
   /** Time of the last 401: readiness reports a key/environment problem from then on until a check passes. */
   lastUnauthorizedAt: number | undefined;
 
+  private readonly logger: UpstreamLogger;
+
   constructor(
-    private readonly options: ResolvedUpstreamOptions,
-    private readonly attempt: Pick<UpstreamAttempt, 'run'>,
+    @Inject(UPSTREAM_OPTIONS) private readonly options: ResolvedUpstreamOptions,
+    @Inject(UpstreamAttempt) private readonly attempt: Pick<UpstreamAttempt, 'run'>,
     private readonly metrics: UpstreamMetrics,
-    private readonly logger: UpstreamLogger,
   ) {
+    this.logger = options.logger;
     const { rateLimit } = options;
     this.limiter = new AdaptiveRateLimiter(
       { maxRatePerSecond: rateLimit.ratePerSecond, minRatePerSecond: rateLimit.minRatePerSecond },
