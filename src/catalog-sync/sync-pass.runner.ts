@@ -86,6 +86,18 @@ function errorText(error: unknown): string {
   return text.slice(0, 1000);
 }
 
+/**
+ * A per-event walk's first page, requested before the pass had a lease or a connection (startEventWalk): the
+ * walk it came from, its request (settled), and the database-clock instant it was requested at.
+ */
+interface Prefetched {
+  walk: AsyncGenerator<WalkPage<unknown>, void, undefined>;
+  controller: AbortController;
+  step: Promise<IteratorResult<WalkPage<unknown>, void>>;
+  observedAt: Date;
+  waitMs: number;
+}
+
 /** One running pass: what its steps share. */
 interface PassRun {
   plan: PassPlan;
@@ -104,6 +116,8 @@ interface PassRun {
   hold: SweepHold;
   /** Where the pass spent its time waiting for upstream pages and mapping them (writes: the batcher). */
   stages: { waitMs: number; mapMs: number };
+  /** A per-event walk's first page, already read (startEventWalk). */
+  prefetched: Prefetched | null;
 }
 
 /**
@@ -153,7 +167,162 @@ export class SyncPassRunner {
     private readonly freshness: EventFreshnessRepository,
   ) {}
 
+  /**
+   * The offset of the database clock over this process's (ms), as the last lease acquisition measured it: a
+   * per-event walk stamps the page it requests before it has a pass (startEventWalk) with it.
+   */
+  private clockOffsetMs: number | null = null;
+
   async start(plan: PassPlan): Promise<StartResult> {
+    if (plan.resource === 'event_listings' && plan.scopeEventId !== null && this.clockOffsetMs !== null) {
+      return this.startEventWalk(plan, plan.scopeEventId, this.clockOffsetMs);
+    }
+    return this.startWalk(plan, null);
+  }
+
+  /**
+   * A per-event walk reads its first page BEFORE it takes a connection or the event's lease (no pooled
+   * connection waits on the upstream). When that page is the last one (an event of up to one page of
+   * listings: nearly every hot walk), the whole walk is one transaction on a connection held only for it:
+   * claim the lease, reap abandoned passes and record the pass, merge + sweep + freshness + completion +
+   * generation bump (one statement), release the lease — six round trips (docs/catalog-sync.md "One-page
+   * walks"). Otherwise (more pages, or the request failed) the pass runs as any other, from that page on.
+   * A lease found live costs the page read for nothing (another replica walks the event right now).
+   */
+  private async startEventWalk(plan: PassPlan, eventId: bigint, offsetMs: number): Promise<StartResult> {
+    const controller = new AbortController();
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = this.upstream.walkActiveListings({
+      limit: this.config.SYNC_PAGE_SIZE,
+      signal: controller.signal,
+      eventId,
+    });
+    // Stamped before the request, as walkInto stamps its pages: the pass starts at this instant too, so
+    // its sweep and data_as_of never claim more than the read saw.
+    const observedAt = new Date(Date.now() + offsetMs);
+    const waitStarted = performance.now();
+    const step = walk.next();
+    step.catch(() => undefined);
+    const first = await step.then(
+      (r) => r,
+      () => null,
+    );
+    const prefetched: Prefetched = {
+      walk,
+      controller,
+      step,
+      observedAt,
+      waitMs: performance.now() - waitStarted,
+    };
+    if (first === null || first.done || first.value.nextCursor !== null)
+      return this.startWalk(plan, prefetched);
+    return this.walkOnePage(plan, eventId, first.value, prefetched);
+  }
+
+  /** The one-transaction walk of an event whose first page was its last (see startEventWalk). */
+  private async walkOnePage(
+    plan: PassPlan,
+    eventId: bigint,
+    page: WalkPage<unknown>,
+    prefetched: Prefetched,
+  ): Promise<StartResult> {
+    const started = Date.now();
+    const name = leaseName(plan.resource, eventId);
+    const items = page.items as never[];
+    const mapped = mapPage(items, mapListing, listingKey);
+    const hold = new SweepHold();
+    if (mapped.skippedCount > 0) hold.note(items, false);
+    const connection = await holdConnection(this.pool);
+    const { client } = connection;
+    let result:
+      | { busy: string | null }
+      | { pass: SyncPassRecord; written: number; removed: number; finishedAt: Date | null };
+    const writeStarted = performance.now();
+    try {
+      result = await inTransaction(client, async () => {
+        const lease = await this.leases.claim(client, name, this.holderId, this.config.SYNC_LEASE_TTL_MS);
+        if (!lease.acquired) return { busy: lease.passId };
+        const { pass, abandoned } = await this.passes.createReaping(client, {
+          resource: plan.resource,
+          scopeEventId: eventId,
+          trigger: plan.trigger,
+          holder: this.holderId,
+          fencingToken: lease.fencingToken,
+          startedAt: prefetched.observedAt,
+        });
+        this.reaped(abandoned);
+        const outcome = await this.listings.walkWholeEvent(client, {
+          eventId,
+          rows: mapped.rows,
+          observedAt: prefetched.observedAt,
+          passId: pass.id,
+          items: items.length,
+          skipped: mapped.skippedCount,
+          hold,
+        });
+        await this.leases.release(name, lease.fencingToken, client);
+        return { pass, ...outcome };
+      });
+    } catch (error) {
+      connection.release(true);
+      throw error;
+    } finally {
+      await prefetched.walk.return(undefined).catch(() => undefined);
+    }
+    connection.release();
+    if ('busy' in result) return { started: false, runningPassId: result.busy };
+    const { pass, written, removed } = result;
+    const context = { passId: pass.id, resource: plan.resource, eventId: eventId.toString() };
+    const seconds = (Date.now() - started + prefetched.waitMs) / 1000;
+    this.metrics.pageWritten(plan.resource, items.length, written, mapped.skippedCount);
+    this.metrics.passFinished(plan.resource, 'completed', seconds, removed);
+    if (mapped.skippedCount > 0) {
+      this.logger.warn(
+        { ...context, pages: 1, skipped: mapped.skipped },
+        'sync skipped items without identifiers',
+      );
+    }
+    const record: SyncPassRecord = {
+      ...pass,
+      status: 'completed',
+      finishedAt: result.finishedAt,
+      pages: 1,
+      items: items.length,
+      upserted: written,
+      removed,
+      skipped: mapped.skippedCount,
+    };
+    this.logger.info(
+      {
+        ...context,
+        trigger: plan.trigger,
+        status: 'completed',
+        pages: 1,
+        items: items.length,
+        upserted: written,
+        removed,
+        skipped: mapped.skippedCount,
+        seconds: Math.round(seconds * 1000) / 1000,
+        stageSeconds: {
+          upstreamWait: Math.round(prefetched.waitMs) / 1000,
+          write: Math.round(performance.now() - writeStarted) / 1000,
+        },
+      },
+      'sync pass completed',
+    );
+    return { started: true, pass: record, done: Promise.resolve(record), cancel: () => undefined };
+  }
+
+  private reaped(abandoned: readonly { id: string; resource: SyncResource }[]): void {
+    for (const gone of abandoned) {
+      this.metrics.leaseTakeover(gone.resource);
+      this.logger.warn(
+        { passId: gone.id, resource: gone.resource, takenOverBy: this.holderId },
+        'sync pass abandoned by its holder marked failed',
+      );
+    }
+  }
+
+  private async startWalk(plan: PassPlan, prefetched: Prefetched | null): Promise<StartResult> {
     const { config } = this;
     const name = leaseName(plan.resource, plan.scopeEventId);
     // A lost connection (terminated backend, restart) stops the pass through its lease, once there is one.
@@ -171,20 +340,14 @@ export class SyncPassRunner {
           busy = lease.passId;
           return null;
         }
-        const abandoned = await this.passes.failAbandoned(client);
-        for (const gone of abandoned) {
-          this.metrics.leaseTakeover(gone.resource);
-          this.logger.warn(
-            { passId: gone.id, resource: gone.resource, takenOverBy: this.holderId },
-            'sync pass abandoned by its holder marked failed',
-          );
-        }
+        this.reaped(await this.passes.failAbandoned(client));
         const pass = await this.passes.create(client, {
           resource: plan.resource,
           scopeEventId: plan.scopeEventId,
           trigger: plan.trigger,
           holder: this.holderId,
           fencingToken: lease.fencingToken,
+          ...(prefetched === null ? {} : { startedAt: prefetched.observedAt }),
         });
         await this.leases.attachPass(client, name, lease.fencingToken, pass.id);
         const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
@@ -192,13 +355,16 @@ export class SyncPassRunner {
       });
     } catch (error) {
       releaseClient(true);
+      if (prefetched) await prefetched.walk.return(undefined).catch(() => undefined);
       throw error;
     }
     if (!acquired) {
       releaseClient();
+      if (prefetched) await prefetched.walk.return(undefined).catch(() => undefined);
       return { started: false, runningPassId: busy };
     }
     const { pass, token, clockOffsetMs } = acquired;
+    this.clockOffsetMs = clockOffsetMs;
     const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
       this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
     );
@@ -214,7 +380,7 @@ export class SyncPassRunner {
       ...(plan.scopeEventId === null ? {} : { 'sync.event_id': plan.scopeEventId.toString() }),
     };
     const traced = withSpan('sync pass', attributes, async (span) => {
-      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs);
+      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs, prefetched);
       span?.setAttributes({
         'sync.status': record.status,
         'sync.pages': record.pages,
@@ -240,6 +406,7 @@ export class SyncPassRunner {
     connection: HeldConnection,
     lease: HeldLease,
     clockOffsetMs: number,
+    prefetched: Prefetched | null,
   ): Promise<SyncPassRecord> {
     const { client } = connection;
     const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
@@ -255,7 +422,8 @@ export class SyncPassRunner {
       fullPass: plan.resource === 'event_listings' ? null : plan.resource,
       backfill: null,
       hold: new SweepHold(),
-      stages: { waitMs: 0, mapMs: 0 },
+      stages: { waitMs: prefetched?.waitMs ?? 0, mapMs: 0 },
+      prefetched,
     };
     const batcher = this.batcherFor(run);
     let outcome: Outcome;
@@ -334,12 +502,22 @@ export class SyncPassRunner {
     const { plan, lease, stages, isEvents } = run;
     const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
     const walkOptions = { limit: this.config.SYNC_PAGE_SIZE, signal: lease.signal };
-    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
+    const { prefetched } = run;
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = prefetched?.walk ??
+    (isEvents
       ? this.upstream.walkUpcomingEvents(walkOptions)
       : this.upstream.walkActiveListings({
           ...walkOptions,
           ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
+        }));
+    // The prefetched walk was started under its own signal: the lease's abort stops it the same way.
+    if (prefetched) {
+      if (lease.signal.aborted) prefetched.controller.abort(lease.signal.reason);
+      else
+        lease.signal.addEventListener('abort', () => prefetched.controller.abort(lease.signal.reason), {
+          once: true,
         });
+    }
     // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
     // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
     // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
@@ -349,7 +527,8 @@ export class SyncPassRunner {
       step.catch(() => undefined);
       ahead.push({ step, observedAt: dbNow() });
     };
-    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
+    if (prefetched) ahead.push({ step: prefetched.step, observedAt: prefetched.observedAt });
+    for (let i = ahead.length; i < PREFETCH_PAGES; i++) queueNext();
     try {
       for (;;) {
         const waitStarted = performance.now();
