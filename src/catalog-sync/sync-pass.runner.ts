@@ -334,7 +334,6 @@ export class SyncPassRunner {
     let busy: string | null = null;
     try {
       acquired = await inTransaction(client, async () => {
-        const before = Date.now();
         const lease = await this.leases.acquire(client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
         if (!lease.acquired) {
           busy = lease.passId;
@@ -350,7 +349,16 @@ export class SyncPassRunner {
           ...(prefetched === null ? {} : { startedAt: prefetched.observedAt }),
         });
         await this.leases.attachPass(client, name, lease.fencingToken, pass.id);
-        const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
+        // The offset's LOWER bound (the row's clock_timestamp() was taken before this line runs), not the
+        // midpoint: a page stamped with it is never stamped after its read started, so the stale-write guard
+        // errs towards not writing. A midpoint overestimated the database clock by up to half this
+        // transaction (several round trips; tens of ms on a loaded machine): a walk's page read just before
+        // a fresher observation (another replica's walk, ?fresh=true, checkout) was stamped after it and
+        // overwrote it with the older price. A pass started at a prefetched read keeps the offset it had.
+        const clockOffsetMs =
+          prefetched === null || this.clockOffsetMs === null
+            ? pass.startedAt.getTime() - Date.now()
+            : this.clockOffsetMs;
         return { pass, token: lease.fencingToken, clockOffsetMs };
       });
     } catch (error) {
