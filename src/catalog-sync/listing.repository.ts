@@ -199,7 +199,10 @@ export class ListingRepository {
     walk: {
       eventId: bigint;
       rows: readonly ListingRow[];
+      /** When the page's read started (its rows' observed_at). */
       observedAt: Date;
+      /** The pass's start: the sweep's bound and stamp, and the event's data_as_of (as `sweep`). */
+      passStartedAt: Date;
       passId: string;
       items: number;
       skipped: number;
@@ -228,15 +231,15 @@ export class ListingRepository {
          WHERE l.observed_at <= excluded.observed_at
          RETURNING 1
        ), swept AS (
-         UPDATE listings l SET removed_at = now(), observed_at = $6, last_seen_pass = $7
-         WHERE $8::boolean AND l.event_id = $9::numeric AND l.removed_at IS NULL AND l.observed_at < $6
+         UPDATE listings l SET removed_at = now(), observed_at = $15, last_seen_pass = $7
+         WHERE $8::boolean AND l.event_id = $9::numeric AND l.removed_at IS NULL AND l.observed_at < $15
            AND l.ticket_id <> ALL($10::numeric[])
            AND l.event_id <> ALL($11::numeric[]) AND l.ticket_id <> ALL($12::numeric[])
          RETURNING 1
        ), counts AS (
          SELECT (SELECT count(*) FROM written)::int AS written, (SELECT count(*) FROM swept)::int AS removed
        ), fresh AS (
-         INSERT INTO event_freshness AS f (event_id, data_as_of, pass_id, pages) VALUES ($9, $6, $7, 1)
+         INSERT INTO event_freshness AS f (event_id, data_as_of, pass_id, pages) VALUES ($9, $15, $7, 1)
          ON CONFLICT (event_id) DO UPDATE SET data_as_of = excluded.data_as_of, pass_id = excluded.pass_id,
            pages = excluded.pages, walked_at = clock_timestamp()
          WHERE f.data_as_of < excluded.data_as_of
@@ -269,6 +272,7 @@ export class ListingRepository {
         `{${[...hold.tickets].join(',')}}`,
         walk.items,
         walk.skipped,
+        walk.passStartedAt,
       ],
     );
     const row = result[0];

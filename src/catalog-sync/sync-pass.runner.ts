@@ -177,33 +177,78 @@ export class SyncPassRunner {
     if (plan.resource === 'event_listings' && plan.scopeEventId !== null && this.clockOffsetMs !== null) {
       return this.startEventWalk(plan, plan.scopeEventId, this.clockOffsetMs);
     }
-    return this.startWalk(plan, null);
+    return this.startWalk(plan);
   }
 
   /**
-   * A per-event walk reads its first page BEFORE it takes a connection or the event's lease (no pooled
-   * connection waits on the upstream). When that page is the last one (an event of up to one page of
-   * listings: nearly every hot walk), the whole walk is one transaction on a connection held only for it:
-   * claim the lease, reap abandoned passes and record the pass, merge + sweep + freshness + completion +
-   * generation bump (one statement), release the lease — six round trips (docs/catalog-sync.md "One-page
-   * walks"). Otherwise (more pages, or the request failed) the pass runs as any other, from that page on.
-   * A lease found live costs the page read for nothing (another replica walks the event right now).
+   * A per-event walk holds no pooled connection while its page is awaited, and when its first page is the last
+   * (an event of up to one page of listings: nearly every hot walk) costs 8 statements in two transactions
+   * (docs/catalog-sync.md "One-page walks"): (1) lease claimed in one statement, abandoned passes reaped and the
+   * pass recorded in one, the lease attached with the COMMIT; the connection goes back; the page is read; (2) the
+   * lease's fencing check and release in one statement, then merge + sweep + freshness + completion + generation
+   * bump in one, COMMIT. Otherwise (more pages, or the read failed) the pass goes on as any other, from that page.
    */
   private async startEventWalk(plan: PassPlan, eventId: bigint, offsetMs: number): Promise<StartResult> {
+    const { config } = this;
+    const name = leaseName(plan.resource, eventId);
+    const first = await holdConnection(this.pool);
+    let pass: SyncPassRecord;
+    let token: string;
+    try {
+      await first.client.query('BEGIN');
+      const lease = await this.leases.claim(first.client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
+      if (!lease.acquired) {
+        await first.client.query('ROLLBACK');
+        first.release();
+        return { started: false, runningPassId: lease.passId };
+      }
+      const created = await this.passes.createReaping(first.client, {
+        resource: plan.resource,
+        scopeEventId: eventId,
+        trigger: plan.trigger,
+        holder: this.holderId,
+        fencingToken: lease.fencingToken,
+      });
+      this.reaped(created.abandoned);
+      pass = created.pass;
+      token = lease.fencingToken;
+      await this.leases.attachPassAndCommit(first.client, name, token, pass.id);
+    } catch (error) {
+      await first.client.query('ROLLBACK').catch(() => undefined);
+      first.release(true);
+      throw error;
+    }
+    first.release();
+    const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
+      this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
+    );
+    const done = this.walkFromFirstPage(plan, eventId, pass, lease, offsetMs);
+    return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+  }
+
+  /** startEventWalk after its lease: reads the first page, then completes in one transaction or goes on. */
+  private async walkFromFirstPage(
+    plan: PassPlan,
+    eventId: bigint,
+    pass: SyncPassRecord,
+    lease: HeldLease,
+    offsetMs: number,
+  ): Promise<SyncPassRecord> {
+    const started = Date.now();
     const controller = new AbortController();
+    if (lease.signal.aborted) controller.abort(lease.signal.reason);
     const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = this.upstream.walkActiveListings({
       limit: this.config.SYNC_PAGE_SIZE,
       signal: controller.signal,
       eventId,
     });
-    // Stamped before the request, as walkInto stamps its pages: the pass starts at this instant too, so
-    // its sweep and data_as_of never claim more than the read saw.
+    // Stamped before the request, as walkInto stamps its pages (the offset's lower bound).
     const observedAt = new Date(Date.now() + offsetMs);
     const waitStarted = performance.now();
     const step = walk.next();
     step.catch(() => undefined);
-    const first = await step.then(
-      (r) => r,
+    const page = await step.then(
+      (r) => (r.done || r.value.nextCursor !== null ? null : r.value),
       () => null,
     );
     const prefetched: Prefetched = {
@@ -213,66 +258,76 @@ export class SyncPassRunner {
       observedAt,
       waitMs: performance.now() - waitStarted,
     };
-    if (first === null || first.done || first.value.nextCursor !== null)
-      return this.startWalk(plan, prefetched);
-    return this.walkOnePage(plan, eventId, first.value, prefetched);
+    if (page === null || lease.signal.aborted) {
+      let onLost: ((error: DatabaseConnectionLostError) => void) | null = null;
+      const connection = await holdConnection(this.pool, (error) => onLost?.(error));
+      onLost = (error) => lease.abort(error);
+      try {
+        return await this.runPass(plan, pass, connection, lease, offsetMs, prefetched);
+      } finally {
+        lease.stop();
+        connection.release(lease.signal.aborted);
+      }
+    }
+    return this.completeOnePage(plan, eventId, pass, lease, page, prefetched, started);
   }
 
-  /** The one-transaction walk of an event whose first page was its last (see startEventWalk). */
-  private async walkOnePage(
+  /** The last transaction of a one-page walk (see startEventWalk); a failure is recorded like any pass's. */
+  private async completeOnePage(
     plan: PassPlan,
     eventId: bigint,
+    pass: SyncPassRecord,
+    lease: HeldLease,
     page: WalkPage<unknown>,
     prefetched: Prefetched,
-  ): Promise<StartResult> {
-    const started = Date.now();
-    const name = leaseName(plan.resource, eventId);
+    started: number,
+  ): Promise<SyncPassRecord> {
     const items = page.items as never[];
     const mapped = mapPage(items, mapListing, listingKey);
     const hold = new SweepHold();
     if (mapped.skippedCount > 0) hold.note(items, false);
-    const connection = await holdConnection(this.pool);
-    const { client } = connection;
-    let result:
-      | { busy: string | null }
-      | { pass: SyncPassRecord; written: number; removed: number; finishedAt: Date | null };
+    const context = { passId: pass.id, resource: plan.resource, eventId: eventId.toString() };
     const writeStarted = performance.now();
+    lease.stop();
+    let outcome: { written: number; removed: number; finishedAt: Date | null };
+    const connection = await holdConnection(this.pool);
     try {
-      result = await inTransaction(client, async () => {
-        const lease = await this.leases.claim(client, name, this.holderId, this.config.SYNC_LEASE_TTL_MS);
-        if (!lease.acquired) return { busy: lease.passId };
-        const { pass, abandoned } = await this.passes.createReaping(client, {
-          resource: plan.resource,
-          scopeEventId: eventId,
-          trigger: plan.trigger,
-          holder: this.holderId,
-          fencingToken: lease.fencingToken,
-          startedAt: prefetched.observedAt,
-        });
-        this.reaped(abandoned);
-        const outcome = await this.listings.walkWholeEvent(client, {
+      outcome = await inTransaction(connection.client, async () => {
+        if (!(await this.leases.releaseHeld(connection.client, lease.name, lease.fencingToken))) {
+          throw new LeaseLostError();
+        }
+        const result = await this.listings.walkWholeEvent(connection.client, {
           eventId,
           rows: mapped.rows,
           observedAt: prefetched.observedAt,
+          passStartedAt: pass.startedAt,
           passId: pass.id,
           items: items.length,
           skipped: mapped.skippedCount,
           hold,
         });
-        await this.leases.release(name, lease.fencingToken, client);
-        return { pass, ...outcome };
+        if (result.finishedAt === null)
+          throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+        return result;
       });
+      connection.release();
     } catch (error) {
       connection.release(true);
-      throw error;
+      const lost = error instanceof LeaseLostError;
+      await this.passes
+        .finish(this.pool as Sql, pass.id, 'failed', { error: errorText(error) })
+        .catch((e: unknown) =>
+          this.logger.error({ ...context, err: e }, 'could not record the pass outcome'),
+        );
+      if (!lost) await this.leases.release(lease.name, lease.fencingToken).catch(() => undefined);
+      this.metrics.passFinished(plan.resource, 'failed', (Date.now() - started) / 1000, 0);
+      this.logger.warn({ ...context, error: errorText(error) }, 'sync pass failed');
+      return (await this.passes.get(pass.id)) ?? pass;
     } finally {
       await prefetched.walk.return(undefined).catch(() => undefined);
     }
-    connection.release();
-    if ('busy' in result) return { started: false, runningPassId: result.busy };
-    const { pass, written, removed } = result;
-    const context = { passId: pass.id, resource: plan.resource, eventId: eventId.toString() };
-    const seconds = (Date.now() - started + prefetched.waitMs) / 1000;
+    const { written, removed } = outcome;
+    const seconds = (Date.now() - started) / 1000;
     this.metrics.pageWritten(plan.resource, items.length, written, mapped.skippedCount);
     this.metrics.passFinished(plan.resource, 'completed', seconds, removed);
     if (mapped.skippedCount > 0) {
@@ -281,20 +336,9 @@ export class SyncPassRunner {
         'sync skipped items without identifiers',
       );
     }
-    const record: SyncPassRecord = {
-      ...pass,
-      status: 'completed',
-      finishedAt: result.finishedAt,
-      pages: 1,
-      items: items.length,
-      upserted: written,
-      removed,
-      skipped: mapped.skippedCount,
-    };
     this.logger.info(
       {
         ...context,
-        trigger: plan.trigger,
         status: 'completed',
         pages: 1,
         items: items.length,
@@ -309,7 +353,16 @@ export class SyncPassRunner {
       },
       'sync pass completed',
     );
-    return { started: true, pass: record, done: Promise.resolve(record), cancel: () => undefined };
+    return {
+      ...pass,
+      status: 'completed',
+      finishedAt: outcome.finishedAt,
+      pages: 1,
+      items: items.length,
+      upserted: written,
+      removed,
+      skipped: mapped.skippedCount,
+    };
   }
 
   private reaped(abandoned: readonly { id: string; resource: SyncResource }[]): void {
@@ -322,7 +375,7 @@ export class SyncPassRunner {
     }
   }
 
-  private async startWalk(plan: PassPlan, prefetched: Prefetched | null): Promise<StartResult> {
+  private async startWalk(plan: PassPlan): Promise<StartResult> {
     const { config } = this;
     const name = leaseName(plan.resource, plan.scopeEventId);
     // A lost connection (terminated backend, restart) stops the pass through its lease, once there is one.
@@ -346,7 +399,6 @@ export class SyncPassRunner {
           trigger: plan.trigger,
           holder: this.holderId,
           fencingToken: lease.fencingToken,
-          ...(prefetched === null ? {} : { startedAt: prefetched.observedAt }),
         });
         await this.leases.attachPass(client, name, lease.fencingToken, pass.id);
         // The offset's LOWER bound (the row's clock_timestamp() was taken before this line runs), not the
@@ -354,21 +406,16 @@ export class SyncPassRunner {
         // errs towards not writing. A midpoint overestimated the database clock by up to half this
         // transaction (several round trips; tens of ms on a loaded machine): a walk's page read just before
         // a fresher observation (another replica's walk, ?fresh=true, checkout) was stamped after it and
-        // overwrote it with the older price. A pass started at a prefetched read keeps the offset it had.
-        const clockOffsetMs =
-          prefetched === null || this.clockOffsetMs === null
-            ? pass.startedAt.getTime() - Date.now()
-            : this.clockOffsetMs;
+        // overwrote it with the older price.
+        const clockOffsetMs = pass.startedAt.getTime() - Date.now();
         return { pass, token: lease.fencingToken, clockOffsetMs };
       });
     } catch (error) {
       releaseClient(true);
-      if (prefetched) await prefetched.walk.return(undefined).catch(() => undefined);
       throw error;
     }
     if (!acquired) {
       releaseClient();
-      if (prefetched) await prefetched.walk.return(undefined).catch(() => undefined);
       return { started: false, runningPassId: busy };
     }
     const { pass, token, clockOffsetMs } = acquired;
@@ -388,7 +435,7 @@ export class SyncPassRunner {
       ...(plan.scopeEventId === null ? {} : { 'sync.event_id': plan.scopeEventId.toString() }),
     };
     const traced = withSpan('sync pass', attributes, async (span) => {
-      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs, prefetched);
+      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs, null);
       span?.setAttributes({
         'sync.status': record.status,
         'sync.pages': record.pages,

@@ -1,5 +1,5 @@
 import type { Logger } from '@nestjs/common';
-import type { QueryResult, QueryResultRow } from 'pg';
+import { escapeLiteral, type QueryResult, type QueryResultRow } from 'pg';
 import type { DurableWorkMetrics } from './durable-work.metrics';
 
 /** A pg pool or one checked-out connection: what plain-SQL repositories run their statements on. */
@@ -129,6 +129,38 @@ export class NamedLeaseRepository {
       fencingToken,
       passId,
     ]);
+  }
+
+  /**
+   * attachPass and the COMMIT of the caller's transaction in ONE round trip (a simple-protocol pair: no
+   * parameters, so the values are checked decimal and the name quoted as a literal).
+   */
+  async attachPassAndCommit(db: Sql, name: string, fencingToken: string, passId: string): Promise<void> {
+    if (!/^\d+$/.test(fencingToken) || !/^\d+$/.test(passId))
+      throw new Error('lease token and pass id are decimal');
+    await db.query(
+      `UPDATE job_leases SET pass_id = ${passId} WHERE name = ${escapeLiteral(name)} AND fencing_token = ${fencingToken};
+       COMMIT`,
+    );
+  }
+
+  /**
+   * The fencing check of a writer's LAST transaction and the release in one statement: frees the lease when
+   * it is still held with this token and unexpired (the row stays locked until the caller commits, so a
+   * takeover waits for the write); false when it was lost (the caller must roll back).
+   */
+  async releaseHeld(db: Sql, name: string, fencingToken: string): Promise<boolean> {
+    const result = await db.query(
+      `UPDATE job_leases SET expires_at = '-infinity', pass_id = NULL
+       WHERE name = $1 AND fencing_token = $2 AND expires_at > clock_timestamp()`,
+      [name, fencingToken],
+    );
+    if (result.rowCount !== 1) {
+      this.fencedOff(name, fencingToken, 'write');
+      return false;
+    }
+    this.counting?.metrics.released.inc({ queue: this.counting.queue });
+    return true;
   }
 
   /** Extends a lease still held with this token; false when it was taken over (the holder must stop). */
