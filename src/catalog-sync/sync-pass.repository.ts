@@ -90,21 +90,12 @@ export class SyncPassRepository {
       trigger: string;
       holder: string;
       fencingToken: string;
-      /** A walk whose first page was read before the pass existed starts when that read did (else: now). */
-      startedAt?: Date;
     },
   ): Promise<SyncPassRecord> {
     const { rows } = await db.query<PassRow>(
-      `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token, started_at)
-       VALUES ($1, $2, 'running', $3, $4, $5, coalesce($6::timestamptz, clock_timestamp())) RETURNING ${COLUMNS}`,
-      [
-        pass.resource,
-        pass.scopeEventId?.toString() ?? null,
-        pass.trigger,
-        pass.holder,
-        pass.fencingToken,
-        pass.startedAt ?? null,
-      ],
+      `INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token)
+       VALUES ($1, $2, 'running', $3, $4, $5) RETURNING ${COLUMNS}`,
+      [pass.resource, pass.scopeEventId?.toString() ?? null, pass.trigger, pass.holder, pass.fencingToken],
     );
     return toRecord(rows[0]);
   }
@@ -120,12 +111,12 @@ export class SyncPassRepository {
   ): Promise<{ pass: SyncPassRecord; abandoned: { id: string; resource: SyncResource }[] }> {
     const { rows } = await db.query<PassRow & { abandoned: { id: string; resource: SyncResource }[] | null }>(
       `WITH reaped AS (
-         UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(), error = $7
+         UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(), error = $6
          WHERE p.status = 'running' AND NOT ${namedLeaseCovers('p.id', 'p.fencing_token')}
          RETURNING p.id::text AS id, p.resource
        ), created AS (
-         INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token, started_at)
-         VALUES ($1, $2, 'running', $3, $4, $5, coalesce($6::timestamptz, clock_timestamp())) RETURNING *
+         INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token)
+         VALUES ($1, $2, 'running', $3, $4, $5) RETURNING *
        )
        SELECT ${COLUMNS}, (SELECT json_agg(reaped) FROM reaped) AS abandoned FROM created`,
       [
@@ -134,7 +125,6 @@ export class SyncPassRepository {
         pass.trigger,
         pass.holder,
         pass.fencingToken,
-        pass.startedAt ?? null,
         ABANDONED_PASS_ERROR,
       ],
     );

@@ -87,8 +87,8 @@ function errorText(error: unknown): string {
 }
 
 /**
- * A per-event walk's first page, requested before the pass had a lease or a connection (startEventWalk): the
- * walk it came from, its request (settled), and the database-clock instant it was requested at.
+ * A per-event walk's first page, read while the walk held no connection (startEventWalk): the walk it came
+ * from, its request (settled), and the database-clock instant it was requested at.
  */
 interface Prefetched {
   walk: AsyncGenerator<WalkPage<unknown>, void, undefined>;
