@@ -1,7 +1,8 @@
 import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
 import { copyFrom, copyJsonText } from './pg-copy';
-import { numericArray, PASS_TEMP_BUFFERS, textArray, type Sql } from './sql';
+import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
+import { nullableBigintArray, numericArray, PASS_TEMP_BUFFERS, textArray, type Sql } from './sql';
 import { SweepHold } from './sweep-hold';
 
 /**
@@ -182,6 +183,100 @@ export class ListingRepository {
       [passStartedAt, passId, scopeEventId?.toString() ?? null, [...hold.events], [...hold.tickets]],
     );
     return result.rowCount ?? 0;
+  }
+
+  /**
+   * A per-event walk whose first page was its last, written and completed in ONE statement (run it in the
+   * transaction that claimed the event's lease and created the pass; docs/catalog-sync.md "One-page walks"):
+   * the page's rows merged as writeBatch merges them (same content check and stale-write guard, no staging
+   * table: the rows travel as array parameters), the event's active rows not on the page swept as `sweep` does
+   * (the page's keys are the seen set: no seen table), the event's data_as_of recorded, the pass completed with
+   * its counters, and the mirror generation bumped and notified when a row changed. The merge and the sweep
+   * touch disjoint rows (page keys / other keys), so one snapshot serves both.
+   */
+  async walkWholeEvent(
+    db: Sql,
+    walk: {
+      eventId: bigint;
+      rows: readonly ListingRow[];
+      /** When the page's read started (its rows' observed_at). */
+      observedAt: Date;
+      /** The pass's start: the sweep's bound and stamp, and the event's data_as_of (as `sweep`). */
+      passStartedAt: Date;
+      passId: string;
+      items: number;
+      skipped: number;
+      hold: SweepHold;
+    },
+  ): Promise<{ written: number; removed: number; finishedAt: Date | null }> {
+    const { rows, eventId, hold } = walk;
+    const { rows: result } = await db.query<{ written: number; removed: number; finished_at: Date | null }>(
+      `WITH page AS MATERIALIZED (
+         SELECT p.event_id, p.ticket_id, p.ask_price_minor, p.expires_at, p.raw::jsonb AS raw
+         FROM unnest($1::numeric[], $2::numeric[], $3::numeric[], $4::bigint[], $5::text[])
+           AS p(event_id, ticket_id, ask_price_minor, expires_at, raw)
+       ), written AS (
+         INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
+           last_seen_at, removed_at, observed_at, last_seen_pass)
+         SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw, now(), now(), NULL, $6, $7
+         FROM page s
+         WHERE (SELECT m.observed_at > $6 OR (m.removed_at IS NULL AND m.raw = s.raw)
+                FROM listings m WHERE m.event_id = s.event_id AND m.ticket_id = s.ticket_id) IS NOT TRUE
+         ORDER BY s.event_id, s.ticket_id
+         ON CONFLICT (event_id, ticket_id) DO UPDATE SET
+           ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
+           first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
+           last_seen_at = excluded.last_seen_at, removed_at = NULL, observed_at = excluded.observed_at,
+           last_seen_pass = excluded.last_seen_pass
+         WHERE l.observed_at <= excluded.observed_at
+         RETURNING 1
+       ), swept AS (
+         UPDATE listings l SET removed_at = now(), observed_at = $15, last_seen_pass = $7
+         WHERE $8::boolean AND l.event_id = $9::numeric AND l.removed_at IS NULL AND l.observed_at < $15
+           AND l.ticket_id <> ALL($10::numeric[])
+           AND l.event_id <> ALL($11::numeric[]) AND l.ticket_id <> ALL($12::numeric[])
+         RETURNING 1
+       ), counts AS (
+         SELECT (SELECT count(*) FROM written)::int AS written, (SELECT count(*) FROM swept)::int AS removed
+       ), fresh AS (
+         INSERT INTO event_freshness AS f (event_id, data_as_of, pass_id, pages) VALUES ($9, $15, $7, 1)
+         ON CONFLICT (event_id) DO UPDATE SET data_as_of = excluded.data_as_of, pass_id = excluded.pass_id,
+           pages = excluded.pages, walked_at = clock_timestamp()
+         WHERE f.data_as_of < excluded.data_as_of
+       ), done AS (
+         UPDATE sync_passes p SET status = 'completed', finished_at = clock_timestamp(), pages = p.pages + 1,
+           items = p.items + $13, upserted = p.upserted + c.written, removed = p.removed + c.removed,
+           skipped = p.skipped + $14
+         FROM counts c WHERE p.id = $7 AND p.status = 'running'
+         RETURNING p.finished_at
+       ), bumped AS (
+         UPDATE mirror_generation SET generation = generation + 1, changed_at = now()
+         WHERE (SELECT written + removed FROM counts) > 0
+         RETURNING generation
+       )
+       SELECT c.written, c.removed, (SELECT finished_at FROM done) AS finished_at,
+         (SELECT pg_notify('${MIRROR_GENERATION_CHANNEL}', generation::text) FROM bumped) IS NULL AS notified
+       FROM counts c`,
+      [
+        numericArray(rows.map((r) => r.eventId)),
+        numericArray(rows.map((r) => r.ticketId)),
+        numericArray(rows.map((r) => r.askPriceMinor)),
+        nullableBigintArray(rows.map((r) => r.expiresAt)),
+        textArray(rows.map((r) => r.raw)),
+        walk.observedAt,
+        walk.passId,
+        !hold.all,
+        eventId.toString(),
+        numericArray(rows.filter((r) => r.eventId === eventId).map((r) => r.ticketId)),
+        `{${[...hold.events].join(',')}}`,
+        `{${[...hold.tickets].join(',')}}`,
+        walk.items,
+        walk.skipped,
+        walk.passStartedAt,
+      ],
+    );
+    const row = result[0];
+    return { written: row?.written ?? 0, removed: row?.removed ?? 0, finishedAt: row?.finished_at ?? null };
   }
 
   /**

@@ -104,6 +104,37 @@ export class SyncPassRepository {
     return toRecord(rows[0]);
   }
 
+  /**
+   * failAbandoned and create in ONE statement (a one-page walk's round trips): the running passes the leases
+   * no longer cover are marked failed, and the new pass is recorded (its own lease row, claimed earlier in the
+   * transaction, covers nothing yet: the new row is not in the statement's snapshot either way).
+   */
+  async createReaping(
+    db: Sql,
+    pass: Parameters<SyncPassRepository['create']>[1],
+  ): Promise<{ pass: SyncPassRecord; abandoned: { id: string; resource: SyncResource }[] }> {
+    const { rows } = await db.query<PassRow & { abandoned: { id: string; resource: SyncResource }[] | null }>(
+      `WITH reaped AS (
+         UPDATE sync_passes p SET status = 'failed', finished_at = clock_timestamp(), error = $6
+         WHERE p.status = 'running' AND NOT ${namedLeaseCovers('p.id', 'p.fencing_token')}
+         RETURNING p.id::text AS id, p.resource
+       ), created AS (
+         INSERT INTO sync_passes (resource, scope_event_id, status, trigger, holder, fencing_token)
+         VALUES ($1, $2, 'running', $3, $4, $5) RETURNING *
+       )
+       SELECT ${COLUMNS}, (SELECT json_agg(reaped) FROM reaped) AS abandoned FROM created`,
+      [
+        pass.resource,
+        pass.scopeEventId?.toString() ?? null,
+        pass.trigger,
+        pass.holder,
+        pass.fencingToken,
+        ABANDONED_PASS_ERROR,
+      ],
+    );
+    return { pass: toRecord(rows[0]), abandoned: rows[0].abandoned ?? [] };
+  }
+
   /** Adds one page's counters (inside the page's transaction). */
   async addPages(db: Sql, id: string, written: PageCounters): Promise<void> {
     await db.query(

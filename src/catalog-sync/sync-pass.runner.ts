@@ -90,6 +90,18 @@ function errorText(error: unknown): string {
   return text.slice(0, 1000);
 }
 
+/**
+ * A per-event walk's first page, read while the walk held no connection (startEventWalk): the walk it came
+ * from, its request (settled), and the database-clock instant it was requested at.
+ */
+interface Prefetched {
+  walk: AsyncGenerator<WalkPage<unknown>, void, undefined>;
+  controller: AbortController;
+  step: Promise<IteratorResult<WalkPage<unknown>, void>>;
+  observedAt: Date;
+  waitMs: number;
+}
+
 /** One running pass: what its steps share. */
 interface PassRun {
   plan: PassPlan;
@@ -108,6 +120,8 @@ interface PassRun {
   hold: SweepHold;
   /** Where the pass spent its time waiting for upstream pages and mapping them (writes: the batcher). */
   stages: { waitMs: number; mapMs: number };
+  /** A per-event walk's first page, already read (startEventWalk). */
+  prefetched: Prefetched | null;
 }
 
 /**
@@ -157,7 +171,215 @@ export class SyncPassRunner {
     private readonly freshness: EventFreshnessRepository,
   ) {}
 
+  /**
+   * The offset of the database clock over this process's (ms), as the last lease acquisition measured it: a
+   * per-event walk stamps the page it requests before it has a pass (startEventWalk) with it.
+   */
+  private clockOffsetMs: number | null = null;
+
   async start(plan: PassPlan): Promise<StartResult> {
+    if (plan.resource === 'event_listings' && plan.scopeEventId !== null && this.clockOffsetMs !== null) {
+      return this.startEventWalk(plan, plan.scopeEventId, this.clockOffsetMs);
+    }
+    return this.startWalk(plan);
+  }
+
+  /**
+   * A per-event walk holds no pooled connection while its page is awaited, and when its first page is the last
+   * (an event of up to one page of listings: nearly every hot walk) costs 8 statements in two transactions
+   * (docs/catalog-sync.md "One-page walks"): (1) lease claimed in one statement, abandoned passes reaped and the
+   * pass recorded in one, the lease attached with the COMMIT; the connection goes back; the page is read; (2) the
+   * lease's fencing check and release in one statement, then merge + sweep + freshness + completion + generation
+   * bump in one, COMMIT. Otherwise (more pages, or the read failed) the pass goes on as any other, from that page.
+   */
+  private async startEventWalk(plan: PassPlan, eventId: bigint, offsetMs: number): Promise<StartResult> {
+    const { config } = this;
+    const name = leaseName(plan.resource, eventId);
+    const first = await holdConnection(this.pool);
+    let pass: SyncPassRecord;
+    let token: string;
+    try {
+      await first.client.query('BEGIN');
+      const lease = await this.leases.claim(first.client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
+      if (!lease.acquired) {
+        await first.client.query('ROLLBACK');
+        first.release();
+        return { started: false, runningPassId: lease.passId };
+      }
+      const created = await this.passes.createReaping(first.client, {
+        resource: plan.resource,
+        scopeEventId: eventId,
+        trigger: plan.trigger,
+        holder: this.holderId,
+        fencingToken: lease.fencingToken,
+      });
+      this.reaped(created.abandoned);
+      pass = created.pass;
+      token = lease.fencingToken;
+      await this.leases.attachPassAndCommit(first.client, name, token, pass.id);
+    } catch (error) {
+      await first.client.query('ROLLBACK').catch(() => undefined);
+      first.release(true);
+      throw error;
+    }
+    first.release();
+    const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
+      this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
+    );
+    const done = this.walkFromFirstPage(plan, eventId, pass, lease, offsetMs);
+    return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+  }
+
+  /** startEventWalk after its lease: reads the first page, then completes in one transaction or goes on. */
+  private async walkFromFirstPage(
+    plan: PassPlan,
+    eventId: bigint,
+    pass: SyncPassRecord,
+    lease: HeldLease,
+    offsetMs: number,
+  ): Promise<SyncPassRecord> {
+    const started = Date.now();
+    const controller = new AbortController();
+    if (lease.signal.aborted) controller.abort(lease.signal.reason);
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = this.upstream.walkActiveListings({
+      limit: this.config.SYNC_PAGE_SIZE,
+      signal: controller.signal,
+      eventId,
+    });
+    // Stamped before the request, as walkInto stamps its pages (the offset's lower bound).
+    const observedAt = new Date(Date.now() + offsetMs);
+    const waitStarted = performance.now();
+    const step = walk.next();
+    step.catch(() => undefined);
+    const page = await step.then(
+      (r) => (r.done || r.value.nextCursor !== null ? null : r.value),
+      () => null,
+    );
+    const prefetched: Prefetched = {
+      walk,
+      controller,
+      step,
+      observedAt,
+      waitMs: performance.now() - waitStarted,
+    };
+    if (page === null || lease.signal.aborted) {
+      let onLost: ((error: DatabaseConnectionLostError) => void) | null = null;
+      const connection = await holdConnection(this.pool, (error) => onLost?.(error));
+      onLost = (error) => lease.abort(error);
+      try {
+        return await this.runPass(plan, pass, connection, lease, offsetMs, prefetched);
+      } finally {
+        lease.stop();
+        connection.release(lease.signal.aborted);
+      }
+    }
+    return this.completeOnePage(plan, eventId, pass, lease, page, prefetched, started);
+  }
+
+  /** The last transaction of a one-page walk (see startEventWalk); a failure is recorded like any pass's. */
+  private async completeOnePage(
+    plan: PassPlan,
+    eventId: bigint,
+    pass: SyncPassRecord,
+    lease: HeldLease,
+    page: WalkPage<unknown>,
+    prefetched: Prefetched,
+    started: number,
+  ): Promise<SyncPassRecord> {
+    const items = page.items as never[];
+    const mapped = mapPage(items, mapListing, listingKey);
+    const hold = new SweepHold();
+    if (mapped.skippedCount > 0) hold.note(items, false);
+    const context = { passId: pass.id, resource: plan.resource, eventId: eventId.toString() };
+    const writeStarted = performance.now();
+    lease.stop();
+    let outcome: { written: number; removed: number; finishedAt: Date | null };
+    const connection = await holdConnection(this.pool);
+    try {
+      outcome = await inTransaction(connection.client, async () => {
+        if (!(await this.leases.releaseHeld(connection.client, lease.name, lease.fencingToken))) {
+          throw new LeaseLostError();
+        }
+        const result = await this.listings.walkWholeEvent(connection.client, {
+          eventId,
+          rows: mapped.rows,
+          observedAt: prefetched.observedAt,
+          passStartedAt: pass.startedAt,
+          passId: pass.id,
+          items: items.length,
+          skipped: mapped.skippedCount,
+          hold,
+        });
+        if (result.finishedAt === null)
+          throw new LeaseLostError('pass no longer running (marked failed after a takeover)');
+        return result;
+      });
+      connection.release();
+    } catch (error) {
+      connection.release(true);
+      const lost = error instanceof LeaseLostError;
+      await this.passes
+        .finish(this.pool as Sql, pass.id, 'failed', { error: errorText(error) })
+        .catch((e: unknown) =>
+          this.logger.error({ ...context, err: e }, 'could not record the pass outcome'),
+        );
+      if (!lost) await this.leases.release(lease.name, lease.fencingToken).catch(() => undefined);
+      this.metrics.passFinished(plan.resource, 'failed', (Date.now() - started) / 1000, 0);
+      this.logger.warn({ ...context, error: errorText(error) }, 'sync pass failed');
+      return (await this.passes.get(pass.id)) ?? pass;
+    } finally {
+      await prefetched.walk.return(undefined).catch(() => undefined);
+    }
+    const { written, removed } = outcome;
+    const seconds = (Date.now() - started) / 1000;
+    this.metrics.pageWritten(plan.resource, items.length, written, mapped.skippedCount);
+    this.metrics.passFinished(plan.resource, 'completed', seconds, removed);
+    if (mapped.skippedCount > 0) {
+      this.logger.warn(
+        { ...context, pages: 1, skipped: mapped.skipped },
+        'sync skipped items without identifiers',
+      );
+    }
+    this.logger.info(
+      {
+        ...context,
+        status: 'completed',
+        pages: 1,
+        items: items.length,
+        upserted: written,
+        removed,
+        skipped: mapped.skippedCount,
+        seconds: Math.round(seconds * 1000) / 1000,
+        stageSeconds: {
+          upstreamWait: Math.round(prefetched.waitMs) / 1000,
+          write: Math.round(performance.now() - writeStarted) / 1000,
+        },
+      },
+      'sync pass completed',
+    );
+    return {
+      ...pass,
+      status: 'completed',
+      finishedAt: outcome.finishedAt,
+      pages: 1,
+      items: items.length,
+      upserted: written,
+      removed,
+      skipped: mapped.skippedCount,
+    };
+  }
+
+  private reaped(abandoned: readonly { id: string; resource: SyncResource }[]): void {
+    for (const gone of abandoned) {
+      this.metrics.leaseTakeover(gone.resource);
+      this.logger.warn(
+        { passId: gone.id, resource: gone.resource, takenOverBy: this.holderId },
+        'sync pass abandoned by its holder marked failed',
+      );
+    }
+  }
+
+  private async startWalk(plan: PassPlan): Promise<StartResult> {
     const { config } = this;
     const name = leaseName(plan.resource, plan.scopeEventId);
     // A lost connection (terminated backend, restart) stops the pass through its lease, once there is one.
@@ -169,20 +391,12 @@ export class SyncPassRunner {
     let busy: string | null = null;
     try {
       acquired = await inTransaction(client, async () => {
-        const before = Date.now();
         const lease = await this.leases.acquire(client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
         if (!lease.acquired) {
           busy = lease.passId;
           return null;
         }
-        const abandoned = await this.passes.failAbandoned(client);
-        for (const gone of abandoned) {
-          this.metrics.leaseTakeover(gone.resource);
-          this.logger.warn(
-            { passId: gone.id, resource: gone.resource, takenOverBy: this.holderId },
-            'sync pass abandoned by its holder marked failed',
-          );
-        }
+        this.reaped(await this.passes.failAbandoned(client));
         const pass = await this.passes.create(client, {
           resource: plan.resource,
           scopeEventId: plan.scopeEventId,
@@ -191,7 +405,13 @@ export class SyncPassRunner {
           fencingToken: lease.fencingToken,
         });
         await this.leases.attachPass(client, name, lease.fencingToken, pass.id);
-        const clockOffsetMs = pass.startedAt.getTime() - (before + Date.now()) / 2;
+        // The offset's LOWER bound (the row's clock_timestamp() was taken before this line runs), not the
+        // midpoint: a page stamped with it is never stamped after its read started, so the stale-write guard
+        // errs towards not writing. A midpoint overestimated the database clock by up to half this
+        // transaction (several round trips; tens of ms on a loaded machine): a walk's page read just before
+        // a fresher observation (another replica's walk, ?fresh=true, checkout) was stamped after it and
+        // overwrote it with the older price.
+        const clockOffsetMs = pass.startedAt.getTime() - Date.now();
         return { pass, token: lease.fencingToken, clockOffsetMs };
       });
     } catch (error) {
@@ -203,6 +423,7 @@ export class SyncPassRunner {
       return { started: false, runningPassId: busy };
     }
     const { pass, token, clockOffsetMs } = acquired;
+    this.clockOffsetMs = clockOffsetMs;
     const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
       this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
     );
@@ -218,7 +439,7 @@ export class SyncPassRunner {
       ...(plan.scopeEventId === null ? {} : { 'sync.event_id': plan.scopeEventId.toString() }),
     };
     const traced = withSpan('sync pass', attributes, async (span) => {
-      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs);
+      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs, null);
       span?.setAttributes({
         'sync.status': record.status,
         'sync.pages': record.pages,
@@ -244,6 +465,7 @@ export class SyncPassRunner {
     connection: HeldConnection,
     lease: HeldLease,
     clockOffsetMs: number,
+    prefetched: Prefetched | null,
   ): Promise<SyncPassRecord> {
     const { client } = connection;
     const context = { passId: pass.id, resource: plan.resource, eventId: plan.scopeEventId?.toString() };
@@ -259,7 +481,8 @@ export class SyncPassRunner {
       fullPass: plan.resource === 'event_listings' ? null : plan.resource,
       backfill: null,
       hold: new SweepHold(),
-      stages: { waitMs: 0, mapMs: 0 },
+      stages: { waitMs: prefetched?.waitMs ?? 0, mapMs: 0 },
+      prefetched,
     };
     const batcher = this.batcherFor(run);
     let outcome: Outcome;
@@ -338,12 +561,22 @@ export class SyncPassRunner {
     const { plan, lease, stages, isEvents } = run;
     const dbNow = (): Date => new Date(Date.now() + clockOffsetMs);
     const walkOptions = { limit: this.config.SYNC_PAGE_SIZE, signal: lease.signal };
-    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = isEvents
+    const { prefetched } = run;
+    const walk: AsyncGenerator<WalkPage<unknown>, void, undefined> = prefetched?.walk ??
+    (isEvents
       ? this.upstream.walkUpcomingEvents(walkOptions)
       : this.upstream.walkActiveListings({
           ...walkOptions,
           ...(plan.scopeEventId === null ? {} : { eventId: plan.scopeEventId }),
+        }));
+    // The prefetched walk was started under its own signal: the lease's abort stops it the same way.
+    if (prefetched) {
+      if (lease.signal.aborted) prefetched.controller.abort(lease.signal.reason);
+      else
+        lease.signal.addEventListener('abort', () => prefetched.controller.abort(lease.signal.reason), {
+          once: true,
         });
+    }
     // Prefetch: PREFETCH_PAGES requests are queued on the walk, so it fetches the next pages while this
     // one is mapped and written. Each is stamped when queued, which is no later than its read starts (the
     // generator runs queued requests one after the other): the stale-write guard errs towards not writing.
@@ -353,7 +586,8 @@ export class SyncPassRunner {
       step.catch(() => undefined);
       ahead.push({ step, observedAt: dbNow() });
     };
-    for (let i = 0; i < PREFETCH_PAGES; i++) queueNext();
+    if (prefetched) ahead.push({ step: prefetched.step, observedAt: prefetched.observedAt });
+    for (let i = ahead.length; i < PREFETCH_PAGES; i++) queueNext();
     try {
       for (;;) {
         const waitStarted = performance.now();
