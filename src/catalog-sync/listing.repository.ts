@@ -1,3 +1,6 @@
+// One piece: the hand-written SQL that writes the mirror's `listings` during a pass (the COPY batch, the staged
+// merge, the sweep, the one-statement whole-event walk), sharing one column list and the pass's temp tables; a
+// repository owning its table's writes reads best whole.
 import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
 import { copyFrom, copyJsonText } from './pg-copy';
