@@ -13,6 +13,7 @@ import {
   type PrefetchedRevalidation,
   type StepResult,
 } from './checkout.context';
+import { CheckoutLedgerHooks } from './checkout.ledger-hooks';
 import { CheckoutMetrics } from './checkout.metrics';
 import { armCrashPoints } from './crash-points';
 import { OrderAttempt } from './order.attempt';
@@ -56,8 +57,11 @@ export class CheckoutDriver implements OnModuleDestroy {
     private readonly work: DurableWorkService,
     metrics: CheckoutMetrics,
     private readonly catalog: CatalogSyncService,
+    hooks: CheckoutLedgerHooks,
   ) {
     this.instanceId = work.instanceId;
+    // The ledger's after-final handler wakes an order through this driver (CheckoutLedgerHooks.afterFinal).
+    hooks.wakeOrdersWith((orderId) => this.wake(orderId));
     armCrashPoints(config.CHECKOUT_CRASH_POINTS, config.crashPointsAllowed);
     metrics.registerGauges(() => this.repo.gauges());
   }

@@ -42,6 +42,7 @@ import { CreateWatchAlerts1795841036204 } from '../../migrations/1795841036204-C
 import { CreateWatchMatchTriggers1795841036205 } from '../../migrations/1795841036205-CreateWatchMatchTriggers';
 import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912-CreateCatalogEvents';
 import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
+import { AddLedgerTransactionsOrderId1795841046033 } from '../../migrations/1795841046033-AddLedgerTransactionsOrderId';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -92,4 +93,5 @@ export const MIGRATIONS = [
   CreateWatchMatchTriggers1795841036205,
   CreateCatalogEvents1795841037912,
   CreateRemovalReasonIndexes1795841037913,
+  AddLedgerTransactionsOrderId1795841046033,
 ];

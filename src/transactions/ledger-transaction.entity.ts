@@ -60,6 +60,13 @@ export class LedgerTransactionEntity extends LeaseColumns {
   @Column({ name: 'on_final', type: 'text', nullable: true })
   onFinal: string | null;
 
+  /**
+   * The checkout order this transaction is an attempt of (SignInput.orderId), for its after-final handler; null
+   * for every other caller and for rows written before the column.
+   */
+  @Column({ name: 'order_id', type: 'uuid', nullable: true })
+  orderId: string | null;
+
   /** Submit as soon as it is signed, also when the tracker resolves an unknown signing (selling). */
   @Column({ name: 'submit_on_sign', type: 'boolean' })
   submitOnSign: boolean;

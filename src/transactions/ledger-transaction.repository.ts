@@ -32,6 +32,7 @@ export interface NewLedgerTransaction {
   requestId: string | null;
   onFinal: string | null;
   submitOnSign: boolean;
+  orderId: string | null;
 }
 
 type Row = Record<string, unknown>;
@@ -123,11 +124,11 @@ export class LedgerTransactionRepository {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
-           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, ${LEASE_COLUMNS},
-           next_attempt_at)
-         SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, ${newLease('$11', '$12')},
+           subject, instruction, request, request_id, on_final, submit_on_sign, order_id, phase, sign_attempts,
+           ${LEASE_COLUMNS}, next_attempt_at)
+         SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, $15::uuid, 'signing', 1, ${newLease('$11', '$12')},
            ${fromNow('$13')}
-         WHERE ${fence ? holdsGuard(fence.table, '$15', '$16') : 'true'}
+         WHERE ${fence ? holdsGuard(fence.table, '$16', '$17') : 'true'}
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
          RETURNING *),
        ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
@@ -148,6 +149,7 @@ export class LedgerTransactionRepository {
         leaseMs,
         retryAfterMs,
         input.submitOnSign,
+        input.orderId,
         ...(fence ? [fence.id, fence.token] : []),
       ],
     );

@@ -24,7 +24,12 @@ describe(LedgerTransactionRepository.name, () => {
   });
   afterAll(() => db?.close());
 
-  const insert = (key: string, fingerprint = 'a'.repeat(64), onFinal: string | null = null) =>
+  const insert = (
+    key: string,
+    fingerprint = 'a'.repeat(64),
+    onFinal: string | null = null,
+    orderId: string | null = null,
+  ) =>
     sut.insertOrGet(
       {
         clientId,
@@ -38,6 +43,7 @@ describe(LedgerTransactionRepository.name, () => {
         requestId: null,
         onFinal,
         submitOnSign: false,
+        orderId,
       },
       'owner-a',
       60_000,
@@ -49,6 +55,24 @@ describe(LedgerTransactionRepository.name, () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => insert(key)));
     expect(results.filter((r) => r.inserted)).toHaveLength(1);
     expect(new Set(results.map((r) => r.record.id)).size).toBe(1);
+  });
+
+  it('stores the order a transaction belongs to on its row and returns it on every read; other rows carry null', async () => {
+    const orderId = randomUUID();
+    const withOrder = await insert(randomUUID(), 'a'.repeat(64), null, orderId);
+    const without = await insert(randomUUID());
+    expect(withOrder.record.orderId).toBe(orderId);
+    expect(without.record.orderId).toBeNull();
+    const read = await sut.findByIds([withOrder.record.id, without.record.id]);
+    expect(Object.fromEntries(read.map((r) => [r.id, r.orderId]))).toEqual({
+      [withOrder.record.id]: orderId,
+      [without.record.id]: null,
+    });
+    const [row] = await dataSource.query<{ order_id: string | null }[]>(
+      `SELECT order_id FROM ledger_transactions WHERE id = $1`,
+      [withOrder.record.id],
+    );
+    expect(row.order_id).toBe(orderId);
   });
 
   it('lets concurrent claimers take each due row at most once (SKIP LOCKED + lease)', async () => {
