@@ -36,7 +36,10 @@ export const MAX_STEPS_PER_DRIVE = 16;
  *
  * The driver owns the drives (lease, lifecycle, one step after another); the steps live in `OrderAttempt`
  * (revalidate, sign, submit), `OrderTracker` (submissions and status polls) and `OrderSettlement` (purchase
- * status lookup, mirror refresh), and every step ends through `OrderCommitter`.
+ * status lookup, mirror refresh), and every step ends through `OrderCommitter`. What the ledger calls back into
+ * checkout with (crash points, the order's commits alongside the ledger's, the after-final wake-up) is
+ * `CheckoutLedgerHooks`; docs/checkout.md, "One order through checkout and transactions", draws one order's path
+ * through both modules.
  */
 @Injectable()
 export class CheckoutDriver implements OnModuleDestroy {
