@@ -116,6 +116,7 @@ const TABLE_OWNERS = {
   order_traces: 'checkout',
   ledger_transactions: 'transactions',
   ledger_transaction_events: 'transactions',
+  ledger_transaction_orders: 'transactions',
   job_leases: 'durable-work',
   webhook_endpoints: 'webhooks',
   outbox_events: 'webhooks',

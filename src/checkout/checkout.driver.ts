@@ -13,6 +13,7 @@ import {
   type PrefetchedRevalidation,
   type StepResult,
 } from './checkout.context';
+import { CheckoutLedgerHooks } from './checkout.ledger-hooks';
 import { CheckoutMetrics } from './checkout.metrics';
 import { armCrashPoints } from './crash-points';
 import { OrderAttempt } from './order.attempt';
@@ -35,7 +36,10 @@ export const MAX_STEPS_PER_DRIVE = 16;
  *
  * The driver owns the drives (lease, lifecycle, one step after another); the steps live in `OrderAttempt`
  * (revalidate, sign, submit), `OrderTracker` (submissions and status polls) and `OrderSettlement` (purchase
- * status lookup, mirror refresh), and every step ends through `OrderCommitter`.
+ * status lookup, mirror refresh), and every step ends through `OrderCommitter`. What the ledger calls back into
+ * checkout with (crash points, the order's commits alongside the ledger's, the after-final wake-up) is
+ * `CheckoutLedgerHooks`; docs/checkout.md, "One order through checkout and transactions", draws one order's path
+ * through both modules.
  */
 @Injectable()
 export class CheckoutDriver implements OnModuleDestroy {
@@ -56,8 +60,11 @@ export class CheckoutDriver implements OnModuleDestroy {
     private readonly work: DurableWorkService,
     metrics: CheckoutMetrics,
     private readonly catalog: CatalogSyncService,
+    hooks: CheckoutLedgerHooks,
   ) {
     this.instanceId = work.instanceId;
+    // The ledger's after-final handler wakes an order through this driver (CheckoutLedgerHooks.afterFinal).
+    hooks.wakeOrdersWith((orderId) => this.wake(orderId));
     armCrashPoints(config.CHECKOUT_CRASH_POINTS, config.crashPointsAllowed);
     metrics.registerGauges(() => this.repo.gauges());
   }

@@ -9,6 +9,7 @@ import { TransactionsModule } from '../transactions/transactions.module';
 import { CheckoutController } from './checkout.controller';
 import { CheckoutDriver } from './checkout.driver';
 import { CheckoutIntegrator } from './checkout.integrator';
+import { CheckoutLedgerHooks } from './checkout.ledger-hooks';
 import { CheckoutMetrics } from './checkout.metrics';
 import { CheckoutWorker } from './checkout.worker';
 import { CheckoutService } from './checkout.service';
@@ -47,6 +48,7 @@ import { OrderTracker } from './order.tracker';
     OrderTracker,
     OrderSettlement,
     CheckoutIntegrator,
+    CheckoutLedgerHooks,
     CheckoutMetrics,
     CheckoutWorker,
   ],

@@ -1,11 +1,10 @@
 import { createHash } from 'node:crypto';
-import { Injectable, Logger, type OnModuleInit } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { KeysetCursorCodec } from '../common/keyset-cursor';
 import { keysetPage } from '../common/keyset-page';
 import { CheckoutConfig } from '../config/checkout.config';
 import { requireIdempotencyKey } from '../common/idempotency-key';
-import { TransactionsService } from '../transactions/transactions.service';
-import { CHECKOUT_ON_FINAL, attemptOfKey, type PrefetchedRevalidation } from './checkout.context';
+import type { PrefetchedRevalidation } from './checkout.context';
 import { CheckoutDriver } from './checkout.driver';
 import { CheckoutErrors } from './checkout.errors';
 import { crashPoint } from './crash-points';
@@ -31,7 +30,7 @@ export interface CreateOutcome {
  * the recovery worker (checkout.worker.ts) resumes what a crash or a deferred step left.
  */
 @Injectable()
-export class CheckoutService implements OnModuleInit {
+export class CheckoutService {
   private readonly logger = new Logger(CheckoutService.name);
   private readonly inFlight = new Map<string, Promise<CreateResult>>();
 
@@ -40,7 +39,6 @@ export class CheckoutService implements OnModuleInit {
     private readonly repo: OrderRepository,
     private readonly config: CheckoutConfig,
     private readonly integrator: CheckoutIntegrator,
-    private readonly transactions: TransactionsService,
     private readonly cursors: KeysetCursorCodec,
     private readonly figures: OrderFiguresRepository,
   ) {}
@@ -63,28 +61,6 @@ export class CheckoutService implements OnModuleInit {
   /** Times to final (ms) of orders final in [from, to), a bounded sample in final_at order (the status page). */
   finalDurations(from: number, to: number): Promise<number[]> {
     return this.figures.finalDurations(from, to);
-  }
-
-  onModuleInit(): void {
-    // A ledger transaction of an order became final: resume that order now instead of at its next poll.
-    this.transactions.registerFinalHandler(CHECKOUT_ON_FINAL, async (record) => {
-      const orderId = await this.repo.wakeByTransactionRecord(record.id);
-      if (orderId) void this.driver.wake(orderId);
-      // A purchase that landed for an order already closed otherwise (a stale drive's submission of an attempt
-      // the order never recorded, after another drive gave up on it): the order is reopened at `lookup`, and
-      // the purchase status by that attempt's key confirms it. Never left failed with the buyer owning the ticket.
-      const attempt = record.status === 'confirmed' ? attemptOfKey(record.idempotencyKey) : null;
-      if (!orderId && attempt) {
-        const reopened = await this.repo.reopenLanded(record.clientId, attempt, record);
-        if (reopened) {
-          this.logger.warn(
-            { orderId: reopened, attempt: attempt.attempt, transactionId: record.id },
-            'checkout order reopened: a transaction of its attempt landed after the order was closed',
-          );
-          void this.driver.wake(reopened);
-        }
-      }
-    });
   }
 
   async create(

@@ -7,20 +7,20 @@ import { CheckoutConfig } from '../config/checkout.config';
 import { DatabaseClock } from '../database/database-clock';
 import { budgetExhausted } from '../durable-work/backoff.policy';
 import { LeaseLostError } from '../durable-work/lease.sql';
-import { TransactionsService } from '../transactions/transactions.service';
+import { TransactionsService, type LedgerRecord, type SignInput } from '../transactions/transactions.service';
+import { transactionKey, upstreamKeyOf, type DriveContext, type StepResult } from './checkout.context';
 import {
-  CHECKOUT_ON_FINAL,
-  transactionKey,
-  upstreamKeyOf,
-  type DriveContext,
-  type StepResult,
-  type TxRecord,
-} from './checkout.context';
+  CheckoutLedgerHooks,
+  REVALIDATED_STEP,
+  SIGNED_STEP,
+  signedPatch,
+  type LedgerCall,
+} from './checkout.ledger-hooks';
 import { batchFromWire, CheckoutIntegrator, type Revalidation } from './checkout.integrator';
 import { crashPoint } from './crash-points';
 import { describeError, OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
-import type { AuditStep, OrderPatch } from './order.repository';
+import type { OrderPatch } from './order.repository';
 import { OrderSettlement } from './order.settlement';
 import { OrderTracker } from './order.tracker';
 
@@ -39,6 +39,7 @@ export class OrderAttempt {
     private readonly settlement: OrderSettlement,
     private readonly config: CheckoutConfig,
     private readonly clock: DatabaseClock,
+    private readonly hooks: CheckoutLedgerHooks,
   ) {}
 
   async revalidate(order: OrderEntity, ctx: DriveContext): StepResult {
@@ -138,7 +139,7 @@ export class OrderAttempt {
    */
   private async signAndSubmit(order: OrderEntity, revalidated: OrderPatch, ctx: DriveContext): StepResult {
     crashPoint('before_sign');
-    let committing: StepResult | null = null;
+    const call: LedgerCall = { order, revalidated };
     let result;
     try {
       result = await this.transactions.signAndSend(
@@ -162,29 +163,9 @@ export class OrderAttempt {
           // insert is fenced by its token, so a drive whose order was claimed again signs nothing.
           signAlongsideInsert: performance.now() - order.heldSince < this.config.CHECKOUT_LEASE_MS / 2,
         },
-        {
-          onSigned: () => {
-            crashPoint('after_sign');
-            crashPoint('before_submit');
-          },
-          alongsideAnswer: (record, answer) => {
-            crashPoint('after_submit');
-            committing = this.commits.commit(
-              order,
-              ['revalidated', 'signing', 'signed', 'submitted'],
-              {
-                ...revalidated,
-                ...signedPatch(record),
-                state: 'submitted',
-                recoveryPoint: 'track',
-                upstreamStatus: answer.status,
-              },
-              null,
-              [REVALIDATED_STEP, { step: 'signing' }, SIGNED_STEP, { step: 'submitted' }],
-            );
-            return committing;
-          },
-        },
+        // The crash points around the first send, and the order's commit alongside the ledger's record of the
+        // first answer (`call.committed`): CheckoutLedgerHooks.
+        { hooks: this.hooks, call },
       );
     } catch (error) {
       // The order was claimed again before this attempt bound its batch to the key: the new holder decides.
@@ -207,8 +188,8 @@ export class OrderAttempt {
     }
     const { record, sent } = result;
     ctx.record = record;
-    if (committing !== null) {
-      const committed = await (committing as StepResult);
+    if (call.committed !== undefined) {
+      const committed = await call.committed;
       if (!committed) return null;
       // Answered and committed, then the ledger's record of the answer failed: tracked on from `track` later.
       if ('error' in sent)
@@ -239,7 +220,7 @@ export class OrderAttempt {
     }
     crashPoint('before_sign');
     const signing: OrderEntity = current;
-    let record: TxRecord;
+    let record: LedgerRecord;
     try {
       ({ record } = await this.transactions.sign(this.signInput(signing)));
     } catch (error) {
@@ -322,7 +303,7 @@ export class OrderAttempt {
       | 'leaseToken'
       | 'heldSince'
     >,
-  ): Parameters<TransactionsService['sign']>[0] {
+  ): SignInput {
     if (!order.batch) throw new Error('order in signing without a batch');
     return {
       clientId: order.clientId,
@@ -332,7 +313,9 @@ export class OrderAttempt {
       subject: order.buyerSubject,
       batch: batchFromWire(order.batch),
       requestId: order.requestId ?? undefined,
-      onFinal: CHECKOUT_ON_FINAL,
+      onFinal: this.hooks.finalHandler,
+      // The ledger's row names the order: its after-final handler finds the order by it (CheckoutLedgerHooks).
+      orderId: order.id,
       // Submitted right after: the ledger marks the submission in the statement recording the signature.
       submitNextFollowUpMs: this.config.CHECKOUT_LEASE_MS,
       // The ledger binds this attempt's batch to its key only while this drive's claim of the order is current,
@@ -340,20 +323,6 @@ export class OrderAttempt {
       fence: this.commits.fence(order),
     };
   }
-}
-
-/** Audit rows of a combined commit: the state and recovery point each step stood for. */
-const REVALIDATED_STEP: AuditStep = { step: 'revalidated', state: 'revalidated', recoveryPoint: 'sign' };
-const SIGNED_STEP: AuditStep = { step: 'signed', state: 'signed', recoveryPoint: 'submit' };
-
-/** The order's record of its signed transaction. */
-function signedPatch(record: TxRecord): OrderPatch {
-  return {
-    transactionRecordId: record.id,
-    custodialTransactionId: record.custodialTransactionId,
-    // The ledger's id of a transaction is its first signature, the fee payer's.
-    transactionSignature: record.feePayerSignature,
-  };
 }
 
 /**

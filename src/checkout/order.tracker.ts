@@ -3,8 +3,9 @@ import { Injectable, type OnModuleDestroy } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { CheckoutConfig } from '../config/checkout.config';
 import { LeaseLostError } from '../durable-work/lease.sql';
-import { TransactionsService } from '../transactions/transactions.service';
-import type { DriveContext, Sent, StepResult, TxRecord } from './checkout.context';
+import { TransactionsService, type LedgerRecord } from '../transactions/transactions.service';
+import type { DriveContext, Sent, StepResult } from './checkout.context';
+import { CheckoutLedgerHooks, type LedgerCall } from './checkout.ledger-hooks';
 import { crashPoint } from './crash-points';
 import { OrderCommitter } from './order.committer';
 import type { OrderEntity } from './order.entity';
@@ -29,6 +30,7 @@ export class OrderTracker implements OnModuleDestroy {
     private readonly commits: OrderCommitter,
     private readonly transactions: TransactionsService,
     private readonly config: CheckoutConfig,
+    private readonly hooks: CheckoutLedgerHooks,
   ) {}
 
   onModuleDestroy(): void {
@@ -38,34 +40,24 @@ export class OrderTracker implements OnModuleDestroy {
   /**
    * Sends the signed bytes through the ledger (safe to repeat), crash points around it; the ledger's record after
    * it, or the error (never throws it: the caller decides with `onSendFailed`, passing its own refusal patch).
-   * `alongsideFinal` runs the order's final commit alongside the ledger's record of a final answer.
+   * With `call`, the order's final commit runs alongside the ledger's record of a final answer (`call.committed`,
+   * CheckoutLedgerHooks.alongsideFinal).
    */
-  async send(
-    order: OrderEntity,
-    stored: TxRecord,
-    alongsideFinal?: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => Promise<unknown>,
-  ): Promise<Sent> {
+  async send(order: OrderEntity, stored: LedgerRecord, call?: LedgerCall): Promise<Sent> {
     crashPoint('before_submit');
-    let answered = false;
-    const afterSubmit = (): void => {
-      if (answered) return;
-      answered = true;
-      crashPoint('after_submit');
-    };
+    const own: LedgerCall = call ?? { order };
     try {
-      const { record, answeredAt } = await this.transactions.send(stored, {
-        requestId: order.requestId ?? undefined,
-        followUpMs: this.config.CHECKOUT_LEASE_MS,
-        // A first submission is marked (and sent) only while this drive's claim is current.
-        fence: this.commits.fence(order),
-        ...(alongsideFinal && {
-          alongsideFinal: (answer: Pick<TxRecord, 'status' | 'failureReason'>) => {
-            afterSubmit();
-            return alongsideFinal(answer);
-          },
-        }),
-      });
-      afterSubmit();
+      const { record, answeredAt } = await this.transactions.send(
+        stored,
+        {
+          requestId: order.requestId ?? undefined,
+          followUpMs: this.config.CHECKOUT_LEASE_MS,
+          // A first submission is marked (and sent) only while this drive's claim is current.
+          fence: this.commits.fence(order),
+        },
+        call && { hooks: this.hooks, call },
+      );
+      this.hooks.answered(own);
       return { record, answeredAt };
     } catch (error) {
       return { error };
@@ -102,7 +94,7 @@ export class OrderTracker implements OnModuleDestroy {
    * Carries an answer of a send to the drive's next step: the ledger's record after it, and the next poll one
    * CHECKOUT_TRACK_POLL_MS after the answer arrived (as any client polling), not after its records.
    */
-  answered(ctx: DriveContext, sent: { record: TxRecord; answeredAt?: number }): void {
+  answered(ctx: DriveContext, sent: { record: LedgerRecord; answeredAt?: number }): void {
     ctx.record = sent.record;
     ctx.nextPollAt = (sent.answeredAt ?? Date.now()) + this.config.CHECKOUT_TRACK_POLL_MS;
   }
@@ -130,7 +122,7 @@ export class OrderTracker implements OnModuleDestroy {
   private async pollLedger(
     order: OrderEntity,
     ctx: DriveContext,
-    start: TxRecord,
+    start: LedgerRecord,
     handBackAt: number,
     maxPolls: number,
   ): StepResult {
@@ -143,13 +135,11 @@ export class OrderTracker implements OnModuleDestroy {
       if (wait > 0) await sleep(wait, undefined, { signal: this.stopping }).catch(() => undefined);
       if (this.stopping.aborted) break;
       // A final answer: the order's final commit runs alongside the ledger's record of it (one round trip).
-      let finished: StepResult | null = null;
-      const sent = await this.send(order, record, (answer) => {
-        finished = this.onLedgerStatus(order, answer);
-        return finished;
-      });
+      const call: LedgerCall = { order };
+      const sent = await this.send(order, record, call);
+      const finished = call.committed;
       if ('error' in sent) {
-        if (finished) await (finished as StepResult).catch(() => undefined);
+        if (finished) await finished.catch(() => undefined);
         return this.onSendFailed(order, sent.error, { recoveryPoint: 'lookup' });
       }
       if (finished) return finished;
@@ -161,7 +151,7 @@ export class OrderTracker implements OnModuleDestroy {
   }
 
   /** The order's ledger transaction, read back (a drive that did not carry it from an earlier step). */
-  async ledgerRecord(order: OrderEntity): Promise<TxRecord> {
+  async ledgerRecord(order: OrderEntity): Promise<LedgerRecord> {
     const [stored] = await this.transactions.findByIds(
       order.transactionRecordId ? [order.transactionRecordId] : [],
     );
@@ -169,17 +159,8 @@ export class OrderTracker implements OnModuleDestroy {
     return stored;
   }
 
-  /** A final submission status: only `confirmed` completes an order. */
-  onLedgerStatus(order: OrderEntity, record: Pick<TxRecord, 'status' | 'failureReason'>): StepResult {
-    const status = record.status;
-    if (status === 'confirmed' || status === 'landed_with_error')
-      return this.commits.landed(order, status, record.failureReason ?? 'landed with error');
-    if (status === 'expired')
-      return this.commits.commit(order, 'expired', {
-        state: 'expired',
-        recoveryPoint: 'lookup',
-        upstreamStatus: 'expired',
-      });
-    return this.commits.handBack(order, this.config.CHECKOUT_TRACK_POLL_MS);
+  /** A final submission status: only `confirmed` completes an order (CheckoutLedgerHooks.onLedgerStatus). */
+  onLedgerStatus(order: OrderEntity, record: Pick<LedgerRecord, 'status' | 'failureReason'>): StepResult {
+    return this.hooks.onLedgerStatus(order, record);
   }
 }

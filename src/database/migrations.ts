@@ -43,6 +43,7 @@ import { CreateWatchMatchTriggers1795841036205 } from '../../migrations/17958410
 import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912-CreateCatalogEvents';
 import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
 import { CollectInsertedListings1795841037914 } from '../../migrations/1795841037914-CollectInsertedListings';
+import { CreateLedgerTransactionOrders1795841046033 } from '../../migrations/1795841046033-CreateLedgerTransactionOrders';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -94,4 +95,5 @@ export const MIGRATIONS = [
   CreateCatalogEvents1795841037912,
   CreateRemovalReasonIndexes1795841037913,
   CollectInsertedListings1795841037914,
+  CreateLedgerTransactionOrders1795841046033,
 ];

@@ -60,6 +60,14 @@ export class LedgerTransactionEntity extends LeaseColumns {
   @Column({ name: 'on_final', type: 'text', nullable: true })
   onFinal: string | null;
 
+  /**
+   * The checkout order this transaction is an attempt of (SignInput.orderId), for its after-final handler: not a
+   * column but a row of `ledger_transaction_orders` (…-CreateLedgerTransactionOrders.ts says why), filled where a
+   * statement joins it (the insert, the key lookup) and null otherwise (LedgerTransactionRepository.orderIdOf reads
+   * it); null for every other caller and for rows written before that table.
+   */
+  orderId: string | null = null;
+
   /** Submit as soon as it is signed, also when the tracker resolves an unknown signing (selling). */
   @Column({ name: 'submit_on_sign', type: 'boolean' })
   submitOnSign: boolean;

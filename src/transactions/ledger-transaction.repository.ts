@@ -37,6 +37,7 @@ export interface NewLedgerTransaction {
   requestId: string | null;
   onFinal: string | null;
   submitOnSign: boolean;
+  orderId: string | null;
 }
 
 type Row = Record<string, unknown>;
@@ -81,6 +82,8 @@ export class LedgerTransactionRepository {
     const target = entity as unknown as Record<string, unknown>;
     for (const column of this.dataSource.getMetadata(LedgerTransactionEntity).columns)
       target[column.propertyName] = row[column.databaseName];
+    // `ledger_transaction_orders`, where a statement joins it (the insert and the key lookup); else orderIdOf.
+    entity.orderId = (row.order_id as string | null | undefined) ?? null;
     return entity;
   }
 
@@ -129,16 +132,18 @@ export class LedgerTransactionRepository {
     const inserted = await this.one(
       `WITH ins AS (
          INSERT INTO ledger_transactions (client_id, idempotency_key, upstream_idempotency_key, fingerprint, kind,
-           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts, ${LEASE_COLUMNS},
-           next_attempt_at)
+           subject, instruction, request, request_id, on_final, submit_on_sign, phase, sign_attempts,
+           ${LEASE_COLUMNS}, next_attempt_at)
          SELECT $1, $2, $3, $4, $5, $6, $7, $8::jsonb, $9, $10, $14, 'signing', 1, ${newLease('$11', '$12')},
            ${fromNow('$13')}
-         WHERE ${fence ? holdsGuard(fence.table, '$15', '$16') : 'true'}
+         WHERE ${fence ? holdsGuard(fence.table, '$16', '$17') : 'true'}
          ON CONFLICT (client_id, idempotency_key) DO NOTHING
          RETURNING *),
        ev AS (INSERT INTO ledger_transaction_events (transaction_id, type, phase, actor)
-              SELECT id, 'created', 'signing', $11 FROM ins)
-       SELECT * FROM ins`,
+              SELECT id, 'created', 'signing', $11 FROM ins),
+       ord AS (INSERT INTO ledger_transaction_orders (transaction_id, order_id)
+               SELECT id, $15::uuid FROM ins WHERE $15::uuid IS NOT NULL)
+       SELECT ins.*, $15::uuid AS order_id FROM ins`,
       [
         input.clientId,
         input.idempotencyKey,
@@ -154,17 +159,29 @@ export class LedgerTransactionRepository {
         leaseMs,
         retryAfterMs,
         input.submitOnSign,
+        input.orderId,
         ...(fence ? [fence.id, fence.token] : []),
       ],
     );
     if (inserted) return { inserted: true, record: inserted };
     const existing = await this.one(
-      `SELECT * FROM ledger_transactions WHERE client_id = $1 AND idempotency_key = $2`,
+      `SELECT t.*, o.order_id FROM ledger_transactions t
+       LEFT JOIN ledger_transaction_orders o ON o.transaction_id = t.id
+       WHERE t.client_id = $1 AND t.idempotency_key = $2`,
       [input.clientId, input.idempotencyKey],
     );
     if (existing) return { inserted: false, record: existing };
     if (fence) return { inserted: false, record: null, fenced: true };
     throw new Error('ledger transaction vanished after an idempotency conflict');
+  }
+
+  /** The checkout order transaction `id` is an attempt of (`ledger_transaction_orders`), or null. */
+  async orderIdOf(id: string): Promise<string | null> {
+    const rows = await this.prepared.rows<{ order_id: string }>(
+      `SELECT order_id FROM ledger_transaction_orders WHERE transaction_id = $1`,
+      [id],
+    );
+    return rows[0]?.order_id ?? null;
   }
 
   /** Takes over a `signing` record whose lease is free or expired (its first call's outcome is unknown). */

@@ -8,7 +8,7 @@ import { UpstreamClient } from '../upstream/upstream.client';
 import type { InstructionBatch, InstructionName, SubmissionResult } from '../upstream/upstream.types';
 import { signedTransactionDigest } from './idempotency';
 import { parseInstructionBatch } from './instruction-batch.parser';
-import type { LedgerTransactionEntity, TransactionEvent } from './ledger-transaction.entity';
+import { LedgerTransactionEntity, type TransactionEvent } from './ledger-transaction.entity';
 import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { TransactionErrors } from './transactions.errors';
 import { TransactionsMetrics } from './transactions.metrics';
@@ -18,8 +18,10 @@ import { TransactionsTrackerWork } from './transactions.tracker-work';
 import type {
   FinalHandler,
   FinalHandlerOptions,
+  HookedCall,
+  LedgerAttemptHooks,
+  LedgerRecord,
   SendOptions,
-  AttemptHooks,
   SignInput,
   SignOptions,
   SignOutcome,
@@ -80,6 +82,15 @@ export class TransactionsService {
     this.trackerWork.registerFinalHandler(name, handler, options);
   }
 
+  /**
+   * Registers an in-process caller's hooks (checkout's): `afterFinal` as the after-final handler named
+   * `finalHandler` (see registerFinalHandler: from onModuleInit, on every replica; at least once). The per-call
+   * hooks are given to each `signAndSend` / `send` with that call's state.
+   */
+  registerHooks(hooks: LedgerAttemptHooks<never>, options?: FinalHandlerOptions): void {
+    this.trackerWork.registerFinalHandler(hooks.finalHandler, (record) => hooks.afterFinal(record), options);
+  }
+
   /** The after-final handler the signing routes record for transactions of `instruction` (none: undefined). */
   finalHandlerFor(instruction: InstructionName): string | undefined {
     return this.trackerWork.finalHandlerFor(instruction);
@@ -103,10 +114,14 @@ export class TransactionsService {
    * sending the same bytes again is harmless. A replayed or resumed signature is sent as `send` does. Signing
    * errors throw as `sign`'s; the submission's outcome is `sent` (`error` when `send` would have thrown).
    */
-  async signAndSend(
+  async signAndSend<C>(
     input: SignInput,
-    hooks: AttemptHooks = {},
-  ): Promise<SignOutcome & { sent: SubmitOutcome | { error: unknown } }> {
+    hooked?: HookedCall<C>,
+  ): Promise<{
+    record: LedgerRecord;
+    replayed: boolean;
+    sent: { record: LedgerRecord; answered: boolean; answeredAt?: number } | { error: unknown };
+  }> {
     const early: { answer?: Promise<SubmissionResult> } = {};
     // A submission the caller makes is marked in the statement recording the signature (the tracker follows it).
     const followUpMs = input.submitNextFollowUpMs ?? this.config.TX_LEASE_MS;
@@ -114,7 +129,7 @@ export class TransactionsService {
       { ...input, submitNextFollowUpMs: followUpMs },
       {
         onSigned: (signed) => {
-          hooks.onSigned?.();
+          hooked?.hooks.signed?.(hooked.call);
           early.answer = this.upstream.submitTransaction(
             { signedTransaction: signed.signedTransaction, additionalSignatures: [] },
             // New bytes on the ledger: no attempt past the caller's lease deadline (the new holder re-sends them).
@@ -125,8 +140,9 @@ export class TransactionsService {
         },
       },
     );
-    const along = hooks.alongsideAnswer;
-    const alongside = along && ((answer: SubmissionResult) => along(outcome.record, answer));
+    const along = hooked?.hooks.alongsideAnswer;
+    const alongside =
+      along && ((answer: SubmissionResult) => along.call(hooked.hooks, hooked.call, outcome.record, answer));
     try {
       if (early.answer === undefined)
         return {
@@ -158,7 +174,7 @@ export class TransactionsService {
   async findByKey(
     clientId: string,
     idempotencyKey: string,
-  ): Promise<{ record: LedgerTransactionEntity; batch: Record<string, unknown> | null } | null> {
+  ): Promise<{ record: LedgerRecord; batch: Record<string, unknown> | null } | null> {
     const record = await this.repo.findByKey(clientId, idempotencyKey);
     if (!record) return null;
     const batch = (record.request as { platformInstructions?: Record<string, unknown> } | null)
@@ -179,11 +195,19 @@ export class TransactionsService {
    * not written; the tracker's own next look is `followUpMs` away (the caller polls until then, and if it dies
    * the tracker carries on). Errors as `submit`: a 4xx → UPSTREAM_REJECTED; otherwise `answered: false`.
    */
-  send(
-    record: LedgerTransactionEntity,
-    options?: SendOptions & { alongside?: (answer: SubmissionResult) => Promise<unknown> },
-  ): Promise<SubmitOutcome> {
-    return this.submitter.send(record, options);
+  async send<C>(
+    record: LedgerRecord,
+    options: SendOptions = {},
+    hooked?: HookedCall<C>,
+  ): Promise<{ record: LedgerRecord; answered: boolean; answeredAt?: number }> {
+    // A LedgerRecord is a read-only view of a record this module returned: the object is the entity itself.
+    if (!(record instanceof LedgerTransactionEntity))
+      throw new Error('send takes a record the transactions module returned');
+    const along = hooked?.hooks.alongsideFinal;
+    return this.submitter.send(record, {
+      ...options,
+      alongsideFinal: along && ((answer) => along.call(hooked.hooks, hooked.call, answer)),
+    });
   }
 
   /**
@@ -212,7 +236,12 @@ export class TransactionsService {
   }
 
   /** Records by internal id (SignOutcome.record.id): how another module polls for a final status. */
-  findByIds(ids: readonly string[]): Promise<LedgerTransactionEntity[]> {
+  /** The checkout order transaction `id` is an attempt of (SignInput.orderId), or null (none, or written before). */
+  orderIdOf(id: string): Promise<string | null> {
+    return this.repo.orderIdOf(id);
+  }
+
+  findByIds(ids: readonly string[]): Promise<LedgerRecord[]> {
     return this.repo.findByIds(ids);
   }
 

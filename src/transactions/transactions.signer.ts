@@ -96,6 +96,7 @@ export class TransactionsSigner {
         requestId: input.requestId ?? null,
         onFinal: input.onFinal ?? null,
         submitOnSign: input.submitOnSign ?? false,
+        orderId: input.orderId ?? null,
       },
       this.instanceId,
       this.config.TX_LEASE_MS,

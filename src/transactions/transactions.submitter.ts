@@ -12,7 +12,15 @@ import { LedgerTransactionRepository } from './ledger-transaction.repository';
 import { delayFor } from './transactions.backoff';
 import { isDefiniteRejection, TransactionErrors } from './transactions.errors';
 import { TransactionsMetrics } from './transactions.metrics';
-import type { SendOptions, SubmitOutcome } from './transactions.types';
+import type { FinalAnswer, SendOptions, SubmitOutcome } from './transactions.types';
+
+/** What the submitter runs alongside recording an answer (TransactionsService adapts the caller's hooks). */
+interface Alongside {
+  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?: (answer: FinalAnswer) => Promise<unknown>;
+  /** Runs concurrently with recording an answer (any status), both awaited. */
+  alongside?: (answer: SubmissionResult) => Promise<unknown>;
+}
 
 /**
  * TransactionsService's submission path: sending a record's stored signed bytes and recording the answer,
@@ -44,10 +52,7 @@ export class TransactionsSubmitter {
    * until then, and if it dies the tracker carries on). Errors as `submitRecord`: a 4xx → UPSTREAM_REJECTED;
    * otherwise `answered: false`.
    */
-  async send(
-    record: LedgerTransactionEntity,
-    options: SendOptions & { alongside?: (answer: SubmissionResult) => Promise<unknown> } = {},
-  ): Promise<SubmitOutcome> {
+  async send(record: LedgerTransactionEntity, options: SendOptions & Alongside = {}): Promise<SubmitOutcome> {
     if (record.phase !== 'signed') throw TransactionErrors.notSigned();
     if (record.finalAt) return { record, answered: true };
     const followUpMs = options.followUpMs ?? this.config.TX_LEASE_MS;
@@ -74,15 +79,13 @@ export class TransactionsSubmitter {
     record: LedgerTransactionEntity,
     actor: string,
     requestId?: string,
-    options: Pick<SendOptions, 'alongsideFinal'> & {
+    options: Alongside & {
       nextDelayMs?: number;
       skipUnchanged?: boolean;
       /** No attempt of the call starts past it: the caller's lease deadline (its fence's `notAfter`). */
       notAfter?: number;
       /** The upstream call for these bytes, already sent (signAndSend): only its answer is recorded here. */
       answer?: Promise<SubmissionResult>;
-      /** Runs concurrently with recording an answer (any status), both awaited. */
-      alongside?: (answer: SubmissionResult) => Promise<unknown>;
     } = {},
   ): Promise<SubmitOutcome> {
     const nextDelay = options.nextDelayMs ?? delayFor(this.config, record.submitAttempts + 1);

@@ -6,7 +6,7 @@ import type {
   SubmissionStatus,
 } from '../upstream/upstream.types';
 import type { Fence } from '../durable-work/lease.sql';
-import type { LedgerTransactionEntity, WalletKind } from './ledger-transaction.entity';
+import type { LedgerTransactionEntity, TransactionPhase, WalletKind } from './ledger-transaction.entity';
 
 // The types of TransactionsService's API. Other modules import them from transactions.service.ts, which
 // re-exports them; the service's own parts (signer, submitter, tracker work) import them from here.
@@ -24,6 +24,11 @@ export interface SignInput {
   upstreamIdempotencyKey?: string;
   /** Name of a handler registered with registerFinalHandler, run (at least once) once the status is final. */
   onFinal?: string;
+  /**
+   * The checkout order this transaction belongs to, stored on the record (`order_id`, LedgerRecord.orderId) for
+   * its after-final handler. Absent for every other caller.
+   */
+  orderId?: string;
   /**
    * The caller submits right after signing (selling, checkout): stored, so that when the tracker resolves
    * an unknown signing after a crash it submits too, and nothing signed for a sale is left unsubmitted.
@@ -58,22 +63,43 @@ export interface SendOptions {
   fence?: Fence;
   /** When the tracker looks next itself (the caller polls until then; if it dies, the tracker carries on). */
   followUpMs?: number;
-  /** Runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
-  alongsideFinal?: (answer: { status: SubmissionStatus; failureReason: string | null }) => Promise<unknown>;
+}
+
+/** A final answer of a submission, as `alongsideFinal` gets it. */
+export interface FinalAnswer {
+  status: SubmissionStatus;
+  failureReason: string | null;
 }
 
 /**
- * The caller's latency work in `signAndSend` (checkout): run at the two moments it needs, and nothing else. What
- * the attempt is (key, batch, fence, follow-up, whether signing may leave early) is in its SignInput.
+ * Everything an in-process caller (checkout) gives the ledger to be called back with: the one seam from
+ * transactions/ back into its caller. `finalHandler`/`afterFinal` are registered once (TransactionsService
+ * .registerHooks) and run durably, at least once, on any replica that registered them; the others run inside one
+ * call (`signAndSend`, `send`) with that call's own state `call` (type C, the caller's), on the calling replica.
  */
-export interface AttemptHooks {
-  /** Called once a fresh signature is back, right before its bytes are sent (checkout's crash points). */
-  onSigned?: () => void;
+export interface LedgerAttemptHooks<C> {
+  /** The after-final handler's name: the caller puts it in SignInput.onFinal; `afterFinal` runs under it. */
+  readonly finalHandler: string;
   /**
-   * Runs concurrently with recording the first submission's answer, both awaited (the caller's own commit of
-   * the signed and submitted transaction): given the record as signed and the answer.
+   * Runs once the record's status is final (again after a crash, and while it throws, with backoff): it must be
+   * idempotent. Given the record as the tracker left it (LedgerRecord.orderId: the caller's SignInput.orderId).
    */
-  alongsideAnswer?: (record: LedgerTransactionEntity, answer: SubmissionResult) => Promise<unknown>;
+  afterFinal(record: LedgerRecord): Promise<void>;
+  /** signAndSend: a fresh signature is back, right before its bytes are sent (checkout's crash points). */
+  signed?(call: C): void;
+  /**
+   * signAndSend: runs concurrently with recording the first submission's answer, both awaited (the caller's own
+   * commit of the signed and submitted transaction): given the record as signed and the answer.
+   */
+  alongsideAnswer?(call: C, record: LedgerRecord, answer: SubmissionResult): Promise<unknown>;
+  /** send: runs concurrently with recording a final answer, both awaited (the caller's own commit of it). */
+  alongsideFinal?(call: C, answer: FinalAnswer): Promise<unknown>;
+}
+
+/** A caller's hooks bound to one call's own state (what `signAndSend` and `send` take). */
+export interface HookedCall<C> {
+  hooks: LedgerAttemptHooks<C>;
+  call: C;
 }
 
 /** `sign`'s options; `signAndSend` is their one user. */
@@ -98,6 +124,27 @@ export interface SubmitOutcome {
 
 /** A transaction record as other modules see it (read-only; the entity itself stays inside this module). */
 export type TransactionRecord = Readonly<LedgerTransactionEntity>;
+
+/**
+ * A ledger transaction as an in-process caller driving one (checkout) sees it: read-only, only the fields it
+ * reads. What `sign`, `signAndSend`, `send` and `findByIds` give, and `send` takes back (only a record this
+ * module returned: `send` refuses any other object).
+ */
+export interface LedgerRecord {
+  readonly id: string;
+  readonly clientId: string;
+  /** The caller's key (checkout: the attempt's `transactionKey`). */
+  readonly idempotencyKey: string;
+  readonly upstreamIdempotencyKey: string;
+  /** SignInput.orderId; null for other callers and for records written before the column (issue 33). */
+  readonly orderId: string | null;
+  readonly phase: TransactionPhase;
+  readonly status: SubmissionStatus | null;
+  readonly failureReason: string | null;
+  readonly finalAt: Date | null;
+  readonly custodialTransactionId: string | null;
+  readonly feePayerSignature: string | null;
+}
 
 /** Runs after a transaction's status became final; throwing makes the tracker retry it later. */
 export type FinalHandler = (record: LedgerTransactionEntity) => Promise<void>;

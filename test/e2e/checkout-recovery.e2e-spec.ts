@@ -273,40 +273,56 @@ describe('Checkout recovery worker resumes orders left mid-way (e2e)', () => {
     expect((await getOrder(t.app, client.key, `/v1/orders/${id}`)).body.state).toBe('rejected');
   });
 
-  it('an order closed as failed while its attempt’s transaction landed is reopened and confirmed by key', async () => {
-    const { listing, buyer } = market(t.sandbox, 'rec-reopen');
-    const posted = await postOrder(t.app, client.key, `reopen-${randomUUID()}`, orderBody(listing, buyer));
-    const { id } = posted.body;
-    expect((await waitFinal(t.app, client.key, id)).state).toBe('confirmed');
-    // Another drive closed the order without ever recording this attempt's transaction (a stale drive's
-    // submission it never saw), and the ledger's after-final handler has not run yet.
-    const [{ transaction_record_id: recordId }] = await db.query<{ transaction_record_id: string }[]>(
-      `SELECT transaction_record_id FROM orders WHERE id = $1`,
-      [id],
-    );
-    await db.query(
-      `UPDATE orders SET state = 'failed', recovery_point = 'done', failure_code = 'ATTEMPTS_EXHAUSTED',
+  // The after-final handler finds the order by the order_id the ledger keeps (ledger_transaction_orders); a
+  // transaction written before that table (an attempt in flight across the upgrade) has none, and the handler
+  // parses the order and attempt out of its key.
+  it.each([
+    { row: 'naming its order (order_id)', legacy: false },
+    { row: 'from before ledger_transaction_orders (the key parsed)', legacy: true },
+  ])(
+    'an order closed as failed while its attempt’s transaction landed is reopened and confirmed by key: a ledger row $row',
+    async ({ legacy }) => {
+      const { listing, buyer } = market(t.sandbox, `rec-reopen-${legacy ? 'legacy' : 'id'}`);
+      const posted = await postOrder(t.app, client.key, `reopen-${randomUUID()}`, orderBody(listing, buyer));
+      const { id } = posted.body;
+      expect((await waitFinal(t.app, client.key, id)).state).toBe('confirmed');
+      // Another drive closed the order without ever recording this attempt's transaction (a stale drive's
+      // submission it never saw), and the ledger's after-final handler has not run yet.
+      const [{ transaction_record_id: recordId }] = await db.query<{ transaction_record_id: string }[]>(
+        `SELECT transaction_record_id FROM orders WHERE id = $1`,
+        [id],
+      );
+      await db.query(
+        `UPDATE orders SET state = 'failed', recovery_point = 'done', failure_code = 'ATTEMPTS_EXHAUSTED',
          failure_reason = 'closed elsewhere', transaction_record_id = NULL, custodial_transaction_id = NULL,
          transaction_signature = NULL, upstream_status = NULL, next_attempt_at = NULL WHERE id = $1`,
-      [id],
-    );
-    await db.query(
-      `UPDATE ledger_transactions SET on_final_done_at = NULL, next_attempt_at = clock_timestamp() WHERE id = $1`,
-      [recordId],
-    );
-    expect(await t.app.get(TransactionsTracker).tick()).toBeGreaterThanOrEqual(1);
-    // The tracker's work runs in the background: the after-final handler reopens the order, then it is driven.
-    await waitUntil(
-      async () =>
-        (await getOrder(t.app, client.key, `/v1/orders/${id}?steps=true`)).body.steps?.some(
-          (s) => s.step === 'reopened',
-        ) === true,
-      10_000,
-      30,
-    );
-    const done = await runWorkerUntilFinal(id);
-    expect(done).toMatchObject({ state: 'confirmed', attempt: 1, failure: null });
-    expect(done.steps?.map((s) => s.step)).toEqual(expect.arrayContaining(['reopened', 'confirmed']));
-    expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
-  });
+        [id],
+      );
+      const [{ order_id: orderId }] = await db.query<{ order_id: string | null }[]>(
+        `SELECT order_id FROM ledger_transaction_orders WHERE transaction_id = $1`,
+        [recordId],
+      );
+      expect(orderId).toBe(id);
+      if (legacy)
+        await db.query(`DELETE FROM ledger_transaction_orders WHERE transaction_id = $1`, [recordId]);
+      await db.query(
+        `UPDATE ledger_transactions SET on_final_done_at = NULL, next_attempt_at = clock_timestamp() WHERE id = $1`,
+        [recordId],
+      );
+      expect(await t.app.get(TransactionsTracker).tick()).toBeGreaterThanOrEqual(1);
+      // The tracker's work runs in the background: the after-final handler reopens the order, then it is driven.
+      await waitUntil(
+        async () =>
+          (await getOrder(t.app, client.key, `/v1/orders/${id}?steps=true`)).body.steps?.some(
+            (s) => s.step === 'reopened',
+          ) === true,
+        10_000,
+        30,
+      );
+      const done = await runWorkerUntilFinal(id);
+      expect(done).toMatchObject({ state: 'confirmed', attempt: 1, failure: null });
+      expect(done.steps?.map((s) => s.step)).toEqual(expect.arrayContaining(['reopened', 'confirmed']));
+      expect(ownerOf(t.sandbox, listing.eventId, listing.ticketId)).toBe(buyer.address);
+    },
+  );
 });

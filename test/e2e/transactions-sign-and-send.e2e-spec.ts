@@ -60,11 +60,16 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     const alongside: { id: string; phase: string; status: string | null }[] = [];
     const onSigned: number[] = [];
     const result = await sut.signAndSend(input, {
-      onSigned: () => onSigned.push(alongside.length),
-      alongsideAnswer: (record, answer) => {
-        alongside.push({ id: record.id, phase: record.phase, status: answer.status });
-        return Promise.resolve();
+      hooks: {
+        finalHandler: 'test.unregistered',
+        afterFinal: () => Promise.resolve(),
+        signed: () => onSigned.push(alongside.length),
+        alongsideAnswer: (_call, record, answer) => {
+          alongside.push({ id: record.id, phase: record.phase, status: answer.status });
+          return Promise.resolve();
+        },
       },
+      call: undefined,
     });
     expect(result.replayed).toBe(false);
     expect(t.sandbox.admin.stats().transactions).toBe(before + 1);
@@ -73,7 +78,7 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     if ('error' in result.sent) throw result.sent.error;
     expect(result.sent.answered).toBe(true);
     expect(result.sent.record).toMatchObject({ phase: 'signed', status: 'processing', submitAttempts: 1 });
-    expect(result.sent.record.submittedAt).not.toBeNull();
+    expect((result.sent.record as unknown as { submittedAt: Date | null }).submittedAt).not.toBeNull();
     const history = (await sut.history(result.record.id)).map((e) => e.type);
     expect(history).toEqual(['created', 'signed', 'submitted', 'status']);
     await untilOwnedBy(t.sandbox, listing, buyerAddress);
@@ -174,10 +179,15 @@ describe(`${TransactionsService.name}.signAndSend (e2e, sandbox upstream)`, () =
     let answers = 0;
     const error = await sut
       .signAndSend(input, {
-        alongsideAnswer: () => {
-          answers++;
-          return Promise.resolve();
+        hooks: {
+          finalHandler: 'test.unregistered',
+          afterFinal: () => Promise.resolve(),
+          alongsideAnswer: () => {
+            answers++;
+            return Promise.resolve();
+          },
         },
+        call: undefined,
       })
       .catch((e: unknown) => e);
     expect(error).toBeInstanceOf(AppError);

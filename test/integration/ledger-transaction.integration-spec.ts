@@ -25,7 +25,12 @@ describe(LedgerTransactionRepository.name, () => {
   });
   afterAll(() => db?.close());
 
-  const insert = (key: string, fingerprint = 'a'.repeat(64), onFinal: string | null = null) =>
+  const insert = (
+    key: string,
+    fingerprint = 'a'.repeat(64),
+    onFinal: string | null = null,
+    orderId: string | null = null,
+  ) =>
     sut.insertOrGet(
       {
         clientId,
@@ -39,6 +44,7 @@ describe(LedgerTransactionRepository.name, () => {
         requestId: null,
         onFinal,
         submitOnSign: false,
+        orderId,
       },
       'owner-a',
       60_000,
@@ -50,6 +56,24 @@ describe(LedgerTransactionRepository.name, () => {
     const results = await Promise.all(Array.from({ length: 20 }, () => insert(key)));
     expect(results.filter((r) => r.inserted)).toHaveLength(1);
     expect(new Set(results.map((r) => r.record.id)).size).toBe(1);
+  });
+
+  it('keeps the order a transaction belongs to beside its row (not a column: the ledger row type is unchanged); others have none', async () => {
+    const orderId = randomUUID();
+    const key = randomUUID();
+    const withOrder = await insert(key, 'a'.repeat(64), null, orderId);
+    const without = await insert(randomUUID());
+    expect(withOrder.record.orderId).toBe(orderId);
+    expect(without.record.orderId).toBeNull();
+    // The same key again (a replay): the stored record, with its order.
+    const replay = await insert(key, 'a'.repeat(64), null, orderId);
+    expect(replay).toMatchObject({ inserted: false, record: { id: withOrder.record.id, orderId } });
+    expect(await sut.orderIdOf(withOrder.record.id)).toBe(orderId);
+    expect(await sut.orderIdOf(without.record.id)).toBeNull();
+    const columns = await dataSource.query<{ column_name: string }[]>(
+      `SELECT column_name FROM information_schema.columns WHERE table_name = 'ledger_transactions'`,
+    );
+    expect(columns.map((c) => c.column_name)).not.toContain('order_id');
   });
 
   it('lets concurrent claimers take each due row at most once (SKIP LOCKED + lease)', async () => {
