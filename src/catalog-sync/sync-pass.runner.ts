@@ -226,7 +226,7 @@ export class SyncPassRunner {
     const lease = new HeldLease(name, token, config.SYNC_LEASE_TTL_MS, this.leases, (error) =>
       this.logger.warn({ passId: pass.id, resource: plan.resource, lease: name }, error.message),
     );
-    const done = this.walkFromFirstPage(plan, eventId, pass, lease, offsetMs);
+    const done = this.traced(plan, pass, () => this.walkFromFirstPage(plan, eventId, pass, lease, offsetMs));
     return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
   }
 
@@ -431,15 +431,30 @@ export class SyncPassRunner {
       this.logger.warn({ passId: pass.id, resource: plan.resource }, error.message);
       lease.abort(error);
     };
-    // One span per pass (docs/tracing.md): its page fetches and batch writes are children.
+    const traced = this.traced(plan, pass, () =>
+      this.runPass(plan, pass, connection, lease, clockOffsetMs, null),
+    );
+    const done = traced.finally(() => {
+      lease.stop();
+      releaseClient(lease.signal.aborted);
+    });
+    return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
+  }
+
+  /** One span per pass, a one-page walk's too (docs/tracing.md): its page fetches and batch writes are children. */
+  private traced(
+    plan: PassPlan,
+    pass: SyncPassRecord,
+    run: () => Promise<SyncPassRecord>,
+  ): Promise<SyncPassRecord> {
     const attributes = {
       'sync.pass_id': pass.id,
       'sync.resource': plan.resource,
       'sync.trigger': plan.trigger,
       ...(plan.scopeEventId === null ? {} : { 'sync.event_id': plan.scopeEventId.toString() }),
     };
-    const traced = withSpan('sync pass', attributes, async (span) => {
-      const record = await this.runPass(plan, pass, connection, lease, clockOffsetMs, null);
+    return withSpan('sync pass', attributes, async (span) => {
+      const record = await run();
       span?.setAttributes({
         'sync.status': record.status,
         'sync.pages': record.pages,
@@ -447,11 +462,6 @@ export class SyncPassRunner {
       });
       return record;
     });
-    const done = traced.finally(() => {
-      lease.stop();
-      releaseClient(lease.signal.aborted);
-    });
-    return { started: true, pass, done, cancel: () => lease.abort(new PassCancelledError()) };
   }
 
   /**
