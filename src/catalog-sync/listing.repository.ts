@@ -8,6 +8,18 @@ import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
 import { nullableBigintArray, numericArray, PASS_TEMP_BUFFERS, textArray, type Sql } from './sql';
 import { SweepHold } from './sweep-hold';
 
+/** The listing columns a pass writes (the staged merge and the one-page walk insert the same row). */
+const INSERT_LISTING = `INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
+           last_seen_at, removed_at, observed_at, last_seen_pass)`;
+
+/** A listing seen again: the newer observation wins (never an older page over a fresher live read). */
+const NEWER_WINS = `ON CONFLICT (event_id, ticket_id) DO UPDATE SET
+           ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
+           first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
+           last_seen_at = excluded.last_seen_at, removed_at = NULL, observed_at = excluded.observed_at,
+           last_seen_pass = excluded.last_seen_pass
+         WHERE l.observed_at <= excluded.observed_at`;
+
 /**
  * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
  * only: no large string is built (a page's text as one string lands in V8's large-object space, which only
@@ -127,20 +139,14 @@ export class ListingRepository {
     // (last_seen_pass), which the sweep counts as seen, so a pass into an empty mirror inserts no seen keys.
     const { rows: result } = await db.query<{ written: number }>(
       `WITH written AS (
-         INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
-           last_seen_at, removed_at, observed_at, last_seen_pass)
+         ${INSERT_LISTING}
          SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw, now(), now(), NULL,
            s.observed_at, $1
          FROM sync_stage_listings s
          WHERE (SELECT m.observed_at > s.observed_at OR (m.removed_at IS NULL AND m.raw = s.raw)
                 FROM listings m WHERE m.event_id = s.event_id AND m.ticket_id = s.ticket_id) IS NOT TRUE
          ORDER BY s.event_id, s.ticket_id
-         ON CONFLICT (event_id, ticket_id) DO UPDATE SET
-           ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
-           first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
-           last_seen_at = excluded.last_seen_at, removed_at = NULL, observed_at = excluded.observed_at,
-           last_seen_pass = excluded.last_seen_pass
-         WHERE l.observed_at <= excluded.observed_at
+         ${NEWER_WINS}
          RETURNING l.event_id, l.ticket_id
        ), seen AS (
          INSERT INTO sync_seen_listings (event_id, ticket_id)
@@ -219,19 +225,13 @@ export class ListingRepository {
          FROM unnest($1::numeric[], $2::numeric[], $3::numeric[], $4::bigint[], $5::text[])
            AS p(event_id, ticket_id, ask_price_minor, expires_at, raw)
        ), written AS (
-         INSERT INTO listings AS l (event_id, ticket_id, ask_price_minor, expires_at, raw, first_seen_at,
-           last_seen_at, removed_at, observed_at, last_seen_pass)
+         ${INSERT_LISTING}
          SELECT s.event_id, s.ticket_id, s.ask_price_minor, s.expires_at, s.raw, now(), now(), NULL, $6, $7
          FROM page s
          WHERE (SELECT m.observed_at > $6 OR (m.removed_at IS NULL AND m.raw = s.raw)
                 FROM listings m WHERE m.event_id = s.event_id AND m.ticket_id = s.ticket_id) IS NOT TRUE
          ORDER BY s.event_id, s.ticket_id
-         ON CONFLICT (event_id, ticket_id) DO UPDATE SET
-           ask_price_minor = excluded.ask_price_minor, expires_at = excluded.expires_at, raw = excluded.raw,
-           first_seen_at = CASE WHEN l.removed_at IS NULL THEN l.first_seen_at ELSE excluded.first_seen_at END,
-           last_seen_at = excluded.last_seen_at, removed_at = NULL, observed_at = excluded.observed_at,
-           last_seen_pass = excluded.last_seen_pass
-         WHERE l.observed_at <= excluded.observed_at
+         ${NEWER_WINS}
          RETURNING 1
        ), swept AS (
          UPDATE listings l SET removed_at = now(), observed_at = $15, last_seen_pass = $7
