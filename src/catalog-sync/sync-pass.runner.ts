@@ -200,7 +200,7 @@ export class SyncPassRunner {
     let token: string;
     try {
       await first.client.query('BEGIN');
-      const lease = await this.leases.claim(first.client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
+      const lease = await this.leases.acquire(first.client, name, this.holderId, config.SYNC_LEASE_TTL_MS);
       if (!lease.acquired) {
         await first.client.query('ROLLBACK');
         first.release();

@@ -32,58 +32,12 @@ export class NamedLeaseRepository {
   ) {}
 
   /**
-   * Takes the lease when it is free or expired (inside the caller's transaction: the row stays locked until
-   * it commits, so the pass row the caller creates and attaches is committed with it).
+   * Takes the lease when it is free or expired, in ONE statement (a one-page walk's round trips,
+   * docs/catalog-sync.md), inside the caller's transaction: the row stays locked until it commits, so the pass
+   * row the caller creates and attaches is committed with it. A live lease costs a second statement, to name its
+   * holder and pass.
    */
   async acquire(db: Sql, name: string, holder: string, ttlMs: number): Promise<AcquireResult> {
-    await db.query(
-      `INSERT INTO job_leases (name, holder, fencing_token, acquired_at, renewed_at, expires_at)
-       VALUES ($1, '', 0, clock_timestamp(), clock_timestamp(), '-infinity') ON CONFLICT (name) DO NOTHING`,
-      [name],
-    );
-    const { rows } = await db.query<{
-      holder: string;
-      pass_id: string | null;
-      expires_at: Date;
-      live: boolean;
-      released: boolean;
-      token: string;
-    }>(
-      `SELECT holder, pass_id::text, expires_at, expires_at > clock_timestamp() AS live,
-         expires_at = '-infinity' AS released, fencing_token::text AS token
-       FROM job_leases WHERE name = $1 FOR UPDATE`,
-      [name],
-    );
-    const current = rows[0];
-    if (!current) throw new Error(`lease row ${name} vanished`);
-    if (current.live) {
-      return {
-        acquired: false,
-        holder: current.holder,
-        passId: current.pass_id,
-        expiresAt: current.expires_at,
-      };
-    }
-    const updated = await db.query<{ token: string }>(
-      `UPDATE job_leases SET holder = $2, fencing_token = fencing_token + 1, acquired_at = clock_timestamp(),
-         renewed_at = clock_timestamp(), expires_at = clock_timestamp() + make_interval(secs => $3 / 1000.0),
-         pass_id = NULL
-       WHERE name = $1 RETURNING fencing_token::text AS token`,
-      [name, holder, ttlMs],
-    );
-    const previous = current.holder === '' ? null : { holder: current.holder, passId: current.pass_id };
-    const fencingToken = updated.rows[0].token;
-    // A holder that released its lease sets it to -infinity; any other dead lease expired under its holder.
-    this.claimed(name, fencingToken, holder, current.released ? null : previous?.holder);
-    return { acquired: true, fencingToken, previous };
-  }
-
-  /**
-   * `acquire` in ONE statement (a one-page walk's round trips, docs/catalog-sync.md): takes the lease when it is
-   * free or expired, in the caller's transaction (the row stays locked until it commits). A live lease costs a
-   * second statement, to name its holder and pass.
-   */
-  async claim(db: Sql, name: string, holder: string, ttlMs: number): Promise<AcquireResult> {
     const { rows } = await db.query<{
       token: string;
       previous_holder: string | null;
