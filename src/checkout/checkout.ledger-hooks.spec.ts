@@ -12,6 +12,15 @@ const CLIENT = '11111111-1111-4111-8111-111111111111';
 const ORDER = '22222222-2222-4222-8222-222222222222';
 
 /** An order closed as failed at attempt 3; its attempt keys derive from the client's key. */
+/** The fields of an order its attempts' keys derive from. */
+function keysOf(order: OrderEntity): {
+  id: string;
+  idempotencyKey: string;
+  attemptKeys: OrderEntity['attemptKeys'];
+} {
+  return { id: order.id, idempotencyKey: order.idempotencyKey, attemptKeys: order.attemptKeys };
+}
+
 function closedOrder(overrides: Partial<OrderEntity> = {}): OrderEntity {
   return {
     id: ORDER,
@@ -28,7 +37,7 @@ function record(overrides: Partial<LedgerRecord> = {}): LedgerRecord {
   return {
     id: 'tx-1',
     clientId: CLIENT,
-    idempotencyKey: transactionKey({ ...closedOrder(), attempt: 2 }),
+    idempotencyKey: transactionKey({ ...keysOf(closedOrder()), attempt: 2 }),
     upstreamIdempotencyKey: 'up-1',
     orderId: ORDER,
     phase: 'signed',

@@ -162,7 +162,14 @@ export class CheckoutLedgerHooks implements LedgerAttemptHooks<LedgerCall>, OnMo
     if (!order || order.clientId !== record.clientId) return null;
     const last = Math.max(order.attempt, this.config.CHECKOUT_MAX_ATTEMPTS);
     for (let attempt = 1; attempt <= last; attempt++)
-      if (transactionKey({ ...order, attempt }) === record.idempotencyKey)
+      if (
+        transactionKey({
+          id: order.id,
+          idempotencyKey: order.idempotencyKey,
+          attemptKeys: order.attemptKeys,
+          attempt,
+        }) === record.idempotencyKey
+      )
         return { orderId: order.id, attempt };
     return null;
   }

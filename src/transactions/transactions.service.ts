@@ -140,9 +140,11 @@ export class TransactionsService {
         },
       },
     );
-    const along = hooked?.hooks.alongsideAnswer;
     const alongside =
-      along && ((answer: SubmissionResult) => along.call(hooked.hooks, hooked.call, outcome.record, answer));
+      hooked?.hooks.alongsideAnswer === undefined
+        ? undefined
+        : (answer: SubmissionResult) =>
+            hooked.hooks.alongsideAnswer?.(hooked.call, outcome.record, answer) ?? Promise.resolve();
     try {
       if (early.answer === undefined)
         return {
@@ -203,10 +205,12 @@ export class TransactionsService {
     // A LedgerRecord is a read-only view of a record this module returned: the object is the entity itself.
     if (!(record instanceof LedgerTransactionEntity))
       throw new Error('send takes a record the transactions module returned');
-    const along = hooked?.hooks.alongsideFinal;
     return this.submitter.send(record, {
       ...options,
-      alongsideFinal: along && ((answer) => along.call(hooked.hooks, hooked.call, answer)),
+      alongsideFinal:
+        hooked?.hooks.alongsideFinal === undefined
+          ? undefined
+          : (answer) => hooked.hooks.alongsideFinal?.(hooked.call, answer) ?? Promise.resolve(),
     });
   }
 

@@ -38,7 +38,8 @@ describe('read API round trips per request (cache off)', () => {
   let seed: MirrorSeeder;
   let db: Client;
   let headers: Record<string, string>;
-  const original = Client.prototype.query;
+  // The method itself (restored after the suite), read without binding it to any client.
+  const original = Reflect.get<typeof Client.prototype, 'query'>(Client.prototype, 'query');
 
   beforeAll(async () => {
     t = await startTestApp({ RATE_LIMIT_CATALOG_READ: '100000', LISTINGS_CACHE_MAX_BYTES: '0' });
