@@ -77,7 +77,11 @@ export function formatChaosReport(r: ChaosReport): string {
     `  webhooks: ${w.requests} requests, ${w.deliveries} acknowledged (${w.events} events, ${w.duplicateDeliveries} duplicate deliveries by webhook-id), ` +
       `${w.injectedFailures} first tries answered 500, ${w.slowAnswers} slowly; ` +
       `deliveries drained ${w.drainMs === null ? `NOT (${w.pendingAtEnd} pending, next try ${w.nextPendingTryAt ?? '-'})` : `in ${w.drainMs} ms`}, ${w.failedDeliveries} failed; ` +
-      `feed: ${w.feedOrderEvents} order events`,
+      `feed: ${w.feedOrderEvents} order events, ${w.feedCatalogEvents} catalog events`,
+    `  catalog events: ${w.catalogEvents} listing.* events on ${w.listingsWithEvents} listings of the run's events; ` +
+      `bought and removed from the mirror ${w.soldRemoved}: announced sold ${w.soldAnnounced}, another reason ${w.soldOtherReason}; ` +
+      `bought, still served ${w.confirmedStillServed}; removed, not bought here ${w.removedUnsold}; ` +
+      `${w.backfills} backfill markers (PostgreSQL restarts), ${w.settledByBackfill} bought listings settled by one`,
     `  HTTP 500s seen:                      ${r.http.status500}`,
     `  other 5xx (not 503 + Retry-After):   ${r.http.other5xx}`,
     `  false rejections:                    ${r.falseRejections}`,
@@ -96,7 +100,9 @@ export function formatChaosReport(r: ChaosReport): string {
     `  two finals, never reopened:          ${w.conflictingFinals}`,
     `  bad signatures:                      ${w.badSignatures}`,
     `  received, not in the feed:           ${w.receivedNotInFeed}`,
-    `  feed order events never received:    ${w.feedNotReceived}`,
+    `  feed order/catalog events never received: ${w.feedNotReceived}`,
+    `  catalog events not following on:     ${w.catalogIncoherent}`,
+    `  catalog's last event ≠ mirror:       ${w.catalogMirrorMismatch}`,
     `  duplicate deliveries (allowed):      ${w.duplicateDeliveries}`,
     `  feed items out of order or repeated: ${w.feedOutOfOrder}`,
     r.breaches.length === 0 ? 'PASS: no breach' : `FAIL: ${r.breaches.join('; ')}`,

@@ -9,6 +9,7 @@ import { ReplicaLogWatch } from './replica-log';
 import { SandboxProcess } from './sandbox-process';
 import { replicaEnv } from './service-env';
 import { ServiceReplica } from './service-replica';
+import { catalogBreachesOf } from './catalog-audit';
 import { webhookBreachesOf } from './webhook-audit';
 import { WebhookCheck } from './webhooks-check';
 
@@ -166,6 +167,8 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
       serviceUrl: replicas[0].url,
       apiKey,
       freshMs: Number(env.WEBHOOKS_LEASE_MS) - 2_000,
+      // The run's events (the endpoint filter takes at most 100): their catalog events are audited too.
+      eventIds: [...new Set(units.map((u) => u.orders[0].body.event_id))].slice(0, 100),
     });
     log(`webhook receiver at ${hooks.receiver.url}, endpoint ${hooks.endpointId}`);
     await sandbox.setFaults(chaosFaultRules(faultRate, nullIdPages), `faults|${options.seed}`);
@@ -328,6 +331,7 @@ export async function runChaos(options: ChaosOptions): Promise<ChaosReport> {
           httpOther5xx: http.other5xx,
         }),
         ...webhookBreachesOf(webhooks),
+        ...catalogBreachesOf(webhooks),
       ],
       details,
     };

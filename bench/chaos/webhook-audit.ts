@@ -52,6 +52,17 @@ export interface WebhookAuditFigures {
   duplicateDeliveries: number;
   /** Order events in the feed. */
   feedOrderEvents: number;
+  /** Catalog events (`listing.*`) in the feed. */
+  feedCatalogEvents: number;
+}
+
+/**
+ * Whether every event of this type in the run key's feed must reach the receiver: order events (every one comes
+ * after the endpoint was registered) and catalog events (written only for a subscribed client, so after it too).
+ * `sync.*` events may be older than the endpoint.
+ */
+export function isAnnounced(type: string): boolean {
+  return type.startsWith('order.') || type.startsWith('listing.');
 }
 
 /** Lines noted per breach class (the report's details are capped too). */
@@ -75,8 +86,8 @@ function failureCodeOf(data: Record<string, unknown>): string | null {
  *   than its final state and code (it reached exactly one);
  * - conflicting finals: an order never reopened with two different final events (distinct ids);
  * - bad signatures: requests the receiver refused;
- * - feed: a received event id the feed lacks, or an order event of the feed never acknowledged (webhooks and
- *   the feed carry one stream, and every order event is announced after the endpoint was registered).
+ * - feed: a received event id the feed lacks, or an order or catalog event of the feed never acknowledged
+ *   (webhooks and the feed carry one stream, and every such event is announced after the endpoint was registered).
  * Counted, not breaches: duplicates by `webhook-id` (at least once), and feed items not after every earlier one
  * in (transaction id, position) order, compared as numbers (out of order, or served again).
  */
@@ -108,6 +119,7 @@ export function auditWebhooks(input: {
     events: 0,
     duplicateDeliveries: 0,
     feedOrderEvents: 0,
+    feedCatalogEvents: 0,
   };
   const orders = new Map(input.orders.map((o) => [o.id, o]));
   // One entry per event id (the first copy: every copy of an id carries the same envelope).
@@ -192,8 +204,9 @@ export function auditWebhooks(input: {
     } else highest = at;
   }
   for (const event of input.feed) {
-    if (!event.type.startsWith('order.')) continue;
-    f.feedOrderEvents++;
+    if (!isAnnounced(event.type)) continue;
+    if (event.type.startsWith('order.')) f.feedOrderEvents++;
+    else f.feedCatalogEvents++;
     if (acknowledged.has(event.id)) continue;
     f.feedNotReceived++;
     note('not received', `feed event ${event.id} (${event.type}): never acknowledged at the receiver`);
@@ -230,7 +243,7 @@ export function webhookBreachesOf(f: WebhookAuditFigures): string[] {
     ['orders announced with two final states, never reopened', f.conflictingFinals],
     ['webhook requests with a bad signature', f.badSignatures],
     ['received webhook events missing from the feed', f.receivedNotInFeed],
-    ['feed order events never received as webhooks', f.feedNotReceived],
+    ['feed order and catalog events never received as webhooks', f.feedNotReceived],
     ['feed items out of order or served again', f.feedOutOfOrder],
   ];
   return checks.filter(([, n]) => n !== 0).map(([what, n]) => `${what}: ${n}`);

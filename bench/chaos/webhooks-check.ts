@@ -2,11 +2,18 @@ import type { Client } from 'pg';
 import { withClient } from './database';
 import type { OrdersClient } from './orders-client';
 import { sleep } from './processes';
-import { auditWebhooks, type FeedEvent, type OrderTruth, type WebhookAuditFigures } from './webhook-audit';
+import { auditCatalog, type CatalogAuditFigures } from './catalog-audit';
+import {
+  auditWebhooks,
+  isAnnounced,
+  type FeedEvent,
+  type OrderTruth,
+  type WebhookAuditFigures,
+} from './webhook-audit';
 import { ChaosWebhookReceiver, type ReceiverTally } from './webhook-receiver';
 
 /** The webhook figures of the report: the audit's, the receiver's tally and how the deliveries drained. */
-export interface WebhookFigures extends WebhookAuditFigures, ReceiverTally {
+export interface WebhookFigures extends WebhookAuditFigures, CatalogAuditFigures, ReceiverTally {
   /** From all orders final (or the end of the wait for it) until no delivery of the endpoint was pending. */
   drainMs: number | null;
   /** Deliveries still pending when the drain wait ended (each with its next try), and those given up. */
@@ -38,17 +45,21 @@ export class WebhookCheck {
   private constructor(
     readonly receiver: ChaosWebhookReceiver,
     readonly endpointId: string,
+    readonly eventIds: readonly string[],
   ) {}
 
   /**
    * Starts the receiver and registers it (`POST /v1/webhooks/endpoints`, every event type) through `serviceUrl`
    * with the run's key; `freshMs` must stay below the replicas' WEBHOOKS_LEASE_MS (see ReceiverOptions).
+   * `eventIds` (at most 100, the endpoint filter's limit): the run's events, whose catalog events (`listing.*`) the
+   * endpoint gets besides every order event.
    */
   static async start(options: {
     seed: string;
     serviceUrl: string;
     apiKey: string;
     freshMs: number;
+    eventIds: readonly string[];
   }): Promise<WebhookCheck> {
     const receiver = await ChaosWebhookReceiver.start({
       seed: options.seed,
@@ -62,7 +73,11 @@ export class WebhookCheck {
       const res = await fetch(`${options.serviceUrl}/v1/webhooks/endpoints`, {
         method: 'POST',
         headers: { authorization: `Bearer ${options.apiKey}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: receiver.url, description: 'chaos run receiver' }),
+        body: JSON.stringify({
+          url: receiver.url,
+          description: 'chaos run receiver',
+          event_ids: options.eventIds,
+        }),
         signal: AbortSignal.timeout(10_000),
       });
       const text = await res.text();
@@ -70,7 +85,7 @@ export class WebhookCheck {
         throw new Error(`webhook endpoint not registered: ${res.status} ${text.slice(0, 300)}`);
       const endpoint = JSON.parse(text) as { id: string; secret: string };
       receiver.verifyWith(endpoint.secret);
-      return new WebhookCheck(receiver, endpoint.id);
+      return new WebhookCheck(receiver, endpoint.id, options.eventIds);
     } catch (error) {
       await receiver.close();
       throw error;
@@ -96,6 +111,16 @@ export class WebhookCheck {
     const feed = await withClient(options.databaseUrl, async (db) =>
       positioned(db, await this.readFeed(options.client, options.drainWithinMs / 4)),
     );
+    // A catalog event written after the drain (a late walk) is in the feed before its delivery ends: wait (bounded)
+    // until the receiver acknowledged every announced event the feed served.
+    await this.awaitAcknowledged(feed, options.drainWithinMs / 4);
+    const catalog = await withClient(options.databaseUrl, async (db) =>
+      auditCatalog(db, {
+        clientId: await clientOf(db, this.endpointId),
+        eventIds: this.eventIds,
+        note: options.note,
+      }),
+    );
     // The diagnosis first: the notes are capped, and a stalled feed makes the audit note many ids.
     const inFeed = new Set(feed.map((e) => e.id));
     const absent = [...new Set(this.receiver.received.map((r) => r.id))].filter((id) => !inFeed.has(id));
@@ -113,12 +138,23 @@ export class WebhookCheck {
     });
     return {
       ...figures,
+      ...catalog,
       ...this.receiver.tally,
       drainMs,
       pendingAtEnd: backlog.pending,
       nextPendingTryAt: backlog.next,
       failedDeliveries: backlog.failed,
     };
+  }
+
+  private async awaitAcknowledged(feed: readonly FeedEvent[], withinMs: number): Promise<void> {
+    const deadline = Date.now() + withinMs;
+    const announced = feed.filter((e) => isAnnounced(e.type)).map((e) => e.id);
+    while (Date.now() < deadline) {
+      const acknowledged = new Set(this.receiver.received.filter((r) => r.acknowledged).map((r) => r.id));
+      if (announced.every((id) => acknowledged.has(id))) return;
+      await sleep(500);
+    }
   }
 
   close(): Promise<void> {
@@ -237,4 +273,14 @@ async function ordersOf(db: Client): Promise<OrderTruth[]> {
     reached: [...(r.reached ?? []), r.state],
     reopened: r.reopened === true,
   }));
+}
+
+/** The API client the run's endpoint belongs to (the run's key). */
+async function clientOf(db: Client, endpointId: string): Promise<string> {
+  const { rows } = await db.query<{ client_id: string }>(
+    `SELECT client_id::text AS client_id FROM webhook_endpoints WHERE id = $1::uuid`,
+    [endpointId],
+  );
+  if (!rows[0]) throw new Error(`webhook endpoint ${endpointId} not found`);
+  return rows[0].client_id;
 }
