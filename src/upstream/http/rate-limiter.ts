@@ -42,6 +42,14 @@ const ARRIVAL_JITTER_MS = 50;
  */
 const WINDOW_MS = 1000 + ARRIVAL_JITTER_MS;
 
+/** Never resolves; rejects with the signal's reason once it aborts. */
+function rejectOnAbort(signal: AbortSignal): Promise<never> {
+  return new Promise<never>((_resolve, reject) => {
+    if (signal.aborted) reject(signal.reason);
+    else signal.addEventListener('abort', () => reject(signal.reason), { once: true });
+  });
+}
+
 /**
  * One grant of the limiter on its way to the wire. Exactly one of `written` / `unsent` counts (later calls are
  * no-ops): until then the grant counts as a request written *now*, at every moment it is pending.
@@ -170,8 +178,8 @@ export class AdaptiveRateLimiter {
       if (now + wait > deadline) throw new RateLimitWaitTooLong(Math.ceil(wait));
       if (!full) await this.clock.sleep(Math.ceil(wait), signal);
       else {
-        // No timer can know when: the pending attempts are each bounded by their own timeout, so this wait is too.
-        await this.nextSettle(signal);
+        // Only a pending grant settling makes room, at a time no timer can know; the deadline still holds.
+        await this.nextSettle(deadline - now, signal);
         if (this.clock.now() >= deadline) throw new RateLimitWaitTooLong(0);
       }
     }
@@ -218,8 +226,11 @@ export class AdaptiveRateLimiter {
     this.wireHead = 0;
   }
 
-  /** Resolves when any pending grant settles; rejects when `signal` aborts first. */
-  private nextSettle(signal: AbortSignal | undefined): Promise<void> {
+  /**
+   * Resolves when any pending grant settles, or after `maxMs` (what is left before the caller's deadline); rejects
+   * when `signal` aborts first. The deadline's timer exists only while a caller waits here and is cleared after.
+   */
+  private async nextSettle(maxMs: number, signal: AbortSignal | undefined): Promise<void> {
     let settled = this.settled;
     if (settled === undefined) {
       let resolve: (() => void) | undefined;
@@ -229,20 +240,20 @@ export class AdaptiveRateLimiter {
       settled = { promise, resolve: () => resolve?.() };
       this.settled = settled;
     }
-    if (signal === undefined) return settled.promise;
-    const { promise } = settled;
-    return new Promise<void>((resolve, reject) => {
-      const onAbort = (): void => reject(signal.reason);
-      if (signal.aborted) {
-        onAbort();
-        return;
-      }
-      signal.addEventListener('abort', onAbort, { once: true });
-      void promise.then(() => {
-        signal.removeEventListener('abort', onAbort);
-        resolve();
-      });
-    });
+    if (maxMs === Infinity && signal === undefined) return settled.promise;
+    const stop = new AbortController();
+    const onAbort = (): void => stop.abort(signal?.reason);
+    signal?.addEventListener('abort', onAbort, { once: true });
+    if (signal?.aborted) onAbort();
+    const ended =
+      maxMs === Infinity ? rejectOnAbort(stop.signal) : this.clock.sleep(Math.ceil(maxMs), stop.signal);
+    ended.catch(() => undefined);
+    try {
+      await Promise.race([settled.promise, ended]);
+    } finally {
+      signal?.removeEventListener('abort', onAbort);
+      stop.abort();
+    }
   }
 
   /** A 429 arrived: halve the rate, and when the upstream said how long, pause everyone that long. */
