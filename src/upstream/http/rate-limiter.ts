@@ -37,8 +37,8 @@ const ARRIVAL_JITTER_MS = 50;
 /**
  * No window of this length holds more requests *on the wire* than the rate's whole requests. Counted at the wire,
  * not at the grant: a grant reaches the wire late and unevenly (the bulkhead's queue, a connect, the request built
- * over microtasks), and a window of grant times let the upstream count 50.2 requests in a second at a budget of
- * 50, and 7 at 6 (test/e2e/live-catalog-429.e2e-spec.ts).
+ * over microtasks), and a window of grant times let the freshness bench read 50.2 requests/s at a budget of 50,
+ * and the upstream count 7 in a second at 6 (test/e2e/live-catalog-429.e2e-spec.ts).
  */
 const WINDOW_MS = 1000 + ARRIVAL_JITTER_MS;
 
