@@ -115,7 +115,6 @@ export class RetryLoop {
       try {
         grant = await this.limiter.acquire(deadline, call.signal);
       } catch (error) {
-        if (error instanceof UpstreamError) throw error;
         if (!(error instanceof RateLimitWaitTooLong)) throw this.cancelled(call, attempt - 1, unknown);
         throw new UpstreamError({
           code: 'RATE_LIMITED',
