@@ -6,7 +6,7 @@ import http from 'node:http';
 import https from 'node:https';
 import { HttpService } from '@nestjs/axios';
 import { Inject, Injectable } from '@nestjs/common';
-import axios, { type AxiosInstance } from 'axios';
+import axios, { type AxiosInstance, type AxiosRequestConfig } from 'axios';
 import {
   BrokenCircuitError,
   BulkheadRejectedError,
@@ -22,7 +22,8 @@ import { UpstreamError, codeForHttpStatus, safeExcerpt, type UpstreamOperation }
 import type { ResolvedUpstreamOptions } from '../upstream.options';
 import { UPSTREAM_OPTIONS, UPSTREAM_TRANSPORT } from '../upstream.tokens';
 import { UpstreamMetrics, type AttemptStatus } from './metrics';
-import { nodeHttpAdapter } from './node-adapter';
+import { nodeHttpAdapter, type WireHookConfig } from './node-adapter';
+import type { WireGrant } from './rate-limiter';
 import { parseRetryAfter } from './retry-after';
 
 /** read: idempotent lookups. sign: idempotent by the caller's key. submit: idempotent by the signed bytes. */
@@ -57,9 +58,10 @@ export interface Answer {
 /**
  * The wire: sends one request and resolves with whatever status came back. Rejects with TransportError
  * when no answer could be read; an abort of `signal` may reject with anything (the attempt judges it).
+ * `onWritten`, when the transport can tell, is called once the request has been handed to the socket.
  */
 export interface Transport {
-  send(call: HttpCall, requestId: string, signal: AbortSignal): Promise<Answer>;
+  send(call: HttpCall, requestId: string, signal: AbortSignal, onWritten?: () => void): Promise<Answer>;
 }
 
 /** No answer: the connection failed (`unreadable` false) or the body was refused (too large, unreadable). */
@@ -164,7 +166,7 @@ export function agentOf(httpService: HttpService): http.Agent {
 export function httpServiceTransport(httpService: HttpService, apiKey: string): Transport {
   const instance = httpService.axiosRef as unknown as AxiosInstance;
   return {
-    async send(call, requestId, signal) {
+    async send(call, requestId, signal, onWritten) {
       const headers: Record<string, string> = {
         accept: 'application/json',
         'user-agent': 'ticket-resale-bff',
@@ -174,13 +176,15 @@ export function httpServiceTransport(httpService: HttpService, apiKey: string): 
       };
       if (call.body !== undefined) headers['content-type'] = 'application/json';
       try {
-        const response = await instance.request<string>({
+        const config: AxiosRequestConfig & WireHookConfig = {
           method: call.method,
           url: call.path,
           data: call.body,
           headers,
           signal,
-        });
+          onWritten,
+        };
+        const response = await instance.request<string>(config);
         const retryAfter = response.headers['retry-after'] as unknown;
         return {
           status: response.status,
@@ -260,7 +264,17 @@ export class UpstreamAttempt {
     this.bulkhead = bulkhead(options.concurrency.maxInFlight, options.concurrency.maxQueued);
   }
 
-  async run(call: HttpCall, deadline: number, requestId: string): Promise<AttemptOutcome> {
+  /**
+   * `grant` is the rate limiter's place for this attempt (rate-limiter.ts): told `written` when the transport has
+   * handed the request to the socket, and settled when the attempt ends — written then if it was given to the
+   * transport (it may have left: counting it late is safe), handed back if it never was.
+   */
+  async run(
+    call: HttpCall,
+    deadline: number,
+    requestId: string,
+    grant?: Pick<WireGrant, 'written' | 'unsent'>,
+  ): Promise<AttemptOutcome> {
     const t = this.options.timeouts;
     const limit = call.kind === 'read' ? t.readMs : call.kind === 'sign' ? t.signMs : t.submitMs;
     const timeoutMs = Math.max(1, Math.min(limit, deadline - this.options.clock.now()));
@@ -282,7 +296,7 @@ export class UpstreamAttempt {
             sent = true;
             let answer: Answer;
             try {
-              answer = await this.transport.send(call, requestId, controller.signal);
+              answer = await this.transport.send(call, requestId, controller.signal, grant?.written);
             } catch (error) {
               if (error instanceof TransportError && error.unreadable) throw error;
               if (controller.signal.aborted && controller.signal.reason !== TIMEOUT_REASON) throw error;
@@ -304,6 +318,8 @@ export class UpstreamAttempt {
       clearTimeout(timer);
       aborted.dispose();
       call.signal?.removeEventListener('abort', onCallerAbort);
+      if (sent) grant?.written();
+      else grant?.unsent();
     }
     return { ...outcome, label, seconds: (performance.now() - startedAt) / 1000 };
   }

@@ -203,6 +203,33 @@ describe(nodeHttpAdapter.name, () => {
     );
   });
 
+  it('tells onWritten once the request is on the socket, before the answer; never for a connection refused', async () => {
+    const events: string[] = [];
+    // The stub answers once it has read the whole request.
+    const { sut } = await setup((_req, res) => res.end('{}'));
+    const onWritten = (): number => events.push('written');
+    const body = 'x'.repeat(100_000);
+    for (const call of [get('/new-socket'), get('/kept-alive', { method: 'POST', kind: 'sign', body })]) {
+      await sut.send(call, 'req-1', new AbortController().signal, onWritten);
+      events.push('answered');
+    }
+    expect(events).toEqual(['written', 'answered', 'written', 'answered']);
+
+    const gone = await startStub((_req, res) => res.end());
+    await gone.close();
+    const http = createUpstreamHttpService(
+      resolveUpstreamOptions({ baseUrl: gone.url, apiKey: KEY, environment: 'sandbox' }),
+    );
+    cleanups.push(() => agentOf(http).destroy());
+    let refusedWritten = 0;
+    await expect(
+      httpServiceTransport(http, KEY).send(get('/x'), 'req-2', new AbortController().signal, () => {
+        refusedWritten++;
+      }),
+    ).rejects.toBeInstanceOf(TransportError);
+    expect(refusedWritten).toBe(0);
+  });
+
   it('speaks TLS to an https base URL (a plain-HTTP server fails the handshake)', async () => {
     const { sut, server } = await setup(
       (_req, res) => res.end('{}'),

@@ -11,6 +11,16 @@ import axios, { type AxiosAdapter, type AxiosResponse, type InternalAxiosRequest
 export const ACCEPT_ENCODING = 'gzip, br';
 
 /**
+ * This adapter's own request config field: called once the request (headers and body) has been handed to the
+ * socket — the request's 'finish', after a connect if there was one — and never for a request that did not leave.
+ * The rate limiter counts its window at this time (rate-limiter.ts). Only a plain function: axios's config merge
+ * passes it through untouched.
+ */
+export interface WireHookConfig {
+  onWritten?: () => void;
+}
+
+/**
  * The axios adapter of the upstream client's HttpService: one request over node:http or node:https with
  * the instance's keep-alive agent (`httpAgent` / `httpsAgent`), the body read whole as UTF-8 text.
  *
@@ -78,6 +88,7 @@ export const nodeHttpAdapter: AxiosAdapter = (config) =>
       reject(error);
     };
     signal?.addEventListener('abort', onAbort, { once: true });
+    tellWhenWritten(request, config as WireHookConfig);
     request.on('error', (error) => fail(axios.AxiosError.from(error, undefined, config, request)));
     request.on('response', (res) => {
       const status = res.statusCode ?? 0;
@@ -145,6 +156,11 @@ export const nodeHttpAdapter: AxiosAdapter = (config) =>
     if (data === undefined || data === null) request.end();
     else request.end(data);
   });
+
+/** WireHookConfig.onWritten, told at the request's 'finish': headers and body handed to the socket. */
+function tellWhenWritten(request: http.ClientRequest, config: WireHookConfig): void {
+  if (typeof config.onWritten === 'function') request.once('finish', config.onWritten);
+}
 
 interface Origin {
   secure: boolean;

@@ -5,6 +5,7 @@ import { TransportError, UpstreamAttempt, type Answer, type HttpCall, type Trans
 import type { UpstreamClock } from './clock';
 import { UpstreamMetrics } from './metrics';
 import { RetryLoop } from './retry-loop';
+import { waitUntil } from '../../../test/support/wait';
 
 /** Virtual milliseconds: `sleep` moves the clock and returns at once; no real time passes. */
 function virtualClock(): UpstreamClock & { sleeps: number[] } {
@@ -45,7 +46,7 @@ const status = (code: number, retryAfter?: string): Answer => ({
 });
 const reset = new TransportError(false, 'connection failed (ECONNRESET)');
 
-function setup(steps: Step[], overrides: Partial<UpstreamOptions> = {}) {
+function setup(steps: Step[], overrides: Partial<UpstreamOptions> = {}, wire?: Transport) {
   const clock = virtualClock();
   const options = resolveUpstreamOptions({
     baseUrl: 'http://127.0.0.1:1',
@@ -61,7 +62,7 @@ function setup(steps: Step[], overrides: Partial<UpstreamOptions> = {}) {
   });
   const transport = fakeTransport(steps);
   const metrics = new UpstreamMetrics();
-  const sut = new RetryLoop(options, new UpstreamAttempt(options, transport, metrics), metrics);
+  const sut = new RetryLoop(options, new UpstreamAttempt(options, wire ?? transport, metrics), metrics);
   return { sut, clock, transport };
 }
 
@@ -208,6 +209,50 @@ describe(RetryLoop.name, () => {
         attempts: 2,
       });
       expect(transport.sent).toHaveLength(2);
+    });
+  });
+
+  describe('the rate limit counted on the wire (rate-limiter.ts grants)', () => {
+    it('an attempt the transport had counts as written; one the open circuit refused gives its grant back', async () => {
+      const { sut, clock } = setup([status(503)], {
+        breaker: { consecutiveFailures: 1, halfOpenAfterMs: 60_000 },
+      });
+      // 503 (sent), then the circuit, open after one failure, refuses the retry before the transport.
+      const error = await failure(sut.execute(read));
+      expect([error.code, error.attempts]).toEqual(['UNAVAILABLE', 2]);
+      expect(error.message).toMatch(/circuit open/);
+      expect(sut.limiter.pendingGrants).toBe(0);
+      expect(clock.sleeps).toEqual([50]);
+    });
+
+    it("counts from the transport's write, and a call the full bulkhead refused holds no place", async () => {
+      let limiter: RetryLoop['limiter'] | undefined;
+      const seen: number[] = [];
+      let release: (() => void) | undefined;
+      const wire: Transport = {
+        send: async (_call, _requestId, _signal, onWritten) => {
+          seen.push(limiter?.pendingGrants ?? Number.NaN);
+          onWritten?.();
+          seen.push(limiter?.pendingGrants ?? Number.NaN);
+          await new Promise<void>((resolve) => {
+            release = resolve;
+          });
+          return ok;
+        },
+      };
+      const { sut } = setup([], { concurrency: { maxInFlight: 1, maxQueued: 0 } }, wire);
+      limiter = sut.limiter;
+      const first = sut.execute(read);
+      await waitUntil(() => seen.length === 2, 2_000, 1);
+      const refused = await failure(sut.execute(read));
+      expect([refused.code, refused.attempts]).toEqual(['UNAVAILABLE', 1]);
+      expect(refused.message).toMatch(/in flight and queued/);
+      expect(sut.limiter.pendingGrants).toBe(0);
+      release?.();
+      expect(await first).toEqual({ body: ok.body, attempts: 1 });
+      // Pending until the transport said it wrote the request, then counted as written.
+      expect(seen).toEqual([1, 0]);
+      expect(sut.limiter.pendingGrants).toBe(0);
     });
   });
 

@@ -9,7 +9,7 @@ import { UpstreamAttempt, type AttemptOutcome, type Ending, type HttpCall } from
 import { fullJitterDelay } from './backoff';
 import type { UpstreamLogger } from './logger';
 import { UpstreamMetrics } from './metrics';
-import { AdaptiveRateLimiter, RateLimitWaitTooLong } from './rate-limiter';
+import { AdaptiveRateLimiter, RateLimitWaitTooLong, type WireGrant } from './rate-limiter';
 
 export interface HttpResult {
   body: string;
@@ -111,12 +111,10 @@ export class RetryLoop {
     for (let attempt = 1; attempt <= maxAttempts; attempt++) {
       if (attempt > 1 && deadline - clock.now() < MIN_ATTEMPT_MS) break;
       if (pastNotAfter(call, 0)) throw this.notSent(call, attempt - 1, unknown);
+      let grant: WireGrant;
       try {
-        await this.limiter.acquire(deadline, call.signal);
-        // The wait for the rate may have outlasted the caller's lease.
-        if (pastNotAfter(call, 0)) throw this.notSent(call, attempt - 1, unknown);
+        grant = await this.limiter.acquire(deadline, call.signal);
       } catch (error) {
-        if (error instanceof UpstreamError) throw error;
         if (!(error instanceof RateLimitWaitTooLong)) throw this.cancelled(call, attempt - 1, unknown);
         throw new UpstreamError({
           code: 'RATE_LIMITED',
@@ -128,7 +126,14 @@ export class RetryLoop {
           status: last?.status,
         });
       }
-      const outcome = await this.attempt.run(call, deadline, requestId);
+      // The wait for the rate may have outlasted the caller's lease: the grant goes back unused.
+      if (pastNotAfter(call, 0)) {
+        grant.unsent();
+        throw this.notSent(call, attempt - 1, unknown);
+      }
+      const outcome = await this.attempt.run(call, deadline, requestId, grant);
+      // UpstreamAttempt has settled the grant (written or handed back); an attempt that did not counts as written.
+      grant.written();
       made = attempt;
       const retried = isRetried(outcome);
       this.observe(call, attempt, requestId, outcome, retried, span);
