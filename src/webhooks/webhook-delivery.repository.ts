@@ -143,6 +143,9 @@ export class WebhookDeliveryRepository {
         ownerCap: config.WEBHOOKS_CLIENT_MAX_IN_FLIGHT,
       },
       claimSelect: SENDABLE_SELECT,
+      // The worker refills (a pass as soon as a send ends) on every replica: claims run one at a time so the caps
+      // above hold exactly across replicas and between passes and wake-ups.
+      serialClaims: true,
     });
   }
 

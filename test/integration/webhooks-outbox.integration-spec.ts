@@ -360,11 +360,14 @@ describe(WebhookDeliveryRepository.name, () => {
     );
     const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
     const queries = vi.spyOn(dataSource, 'query');
+    // Serialised claims send the claim lock and the claim in one simple query on the pool.
+    const poolQueries = vi.spyOn(pgPool(dataSource), 'query');
 
     const [claim, ...more] = await sut.claimDue(5, 60_000);
 
-    expect(queries).toHaveBeenCalledTimes(1);
+    expect(queries.mock.calls.length + poolQueries.mock.calls.length).toBe(1);
     queries.mockRestore();
+    poolQueries.mockRestore();
     expect(more).toEqual([]);
     expect(claim).toMatchObject({
       attempts: 1,
