@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
 import type { ServerResponse } from 'node:http';
 import { Client } from 'pg';
 import { Webhook } from 'standardwebhooks';
@@ -195,6 +196,102 @@ class Producer {
   }
 }
 
+/** Clock ticks per second of /proc/<pid>/stat's utime and stime (USER_HZ: 100 on Linux). */
+const USER_HZ = 100;
+
+/** CPU seconds (user + system) a process has used, from /proc (null when gone or not Linux). */
+function cpuSecondsOf(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / USER_HZ;
+  } catch {
+    return null;
+  }
+}
+
+/** The PIDs whose parent is `ppid` (the postmaster's backends and workers). */
+function childrenOf(ppid: number): number[] {
+  const pids: number[] = [];
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      if (Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]) === ppid) pids.push(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return pids;
+}
+
+/**
+ * CPU seconds used by each side of the run (the replicas, PostgreSQL, this process: producer and receivers), read
+ * from /proc at two instants: on a machine shared with other work the events/s depend on the load, the CPU spent per
+ * delivery does not (much). PostgreSQL's share counts the postmaster's processes alive at both instants (the pools'
+ * connections live through the run).
+ */
+class CpuMeter {
+  private start = new Map<number, number>();
+
+  constructor(
+    private readonly replicas: number[],
+    private readonly postmaster: number | null,
+  ) {}
+
+  mark(): void {
+    this.start = this.sample();
+  }
+
+  /** CPU seconds since mark(), by side. */
+  used(): { replicas: number; postgres: number; bench: number } {
+    const now = this.sample();
+    const delta = (pid: number): number =>
+      Math.max(0, (now.get(pid) ?? 0) - (this.start.get(pid) ?? now.get(pid) ?? 0));
+    const pg = this.postmaster === null ? [] : [this.postmaster, ...childrenOf(this.postmaster)];
+    return {
+      replicas: this.replicas.reduce((n, pid) => n + delta(pid), 0),
+      postgres: pg.reduce((n, pid) => n + delta(pid), 0),
+      bench: delta(process.pid),
+    };
+  }
+
+  private sample(): Map<number, number> {
+    const pids = [...this.replicas, process.pid];
+    if (this.postmaster !== null) pids.push(this.postmaster, ...childrenOf(this.postmaster));
+    const map = new Map<number, number>();
+    for (const pid of pids) {
+      const cpu = cpuSecondsOf(pid);
+      if (cpu !== null) map.set(pid, cpu);
+    }
+    return map;
+  }
+}
+
+/** The postmaster's PID of the database the bench runs on, when it runs on this host (else null: not measured). */
+async function postmasterOf(db: Client): Promise<number | null> {
+  try {
+    const { rows } = await db.query<{ dir: string }>(`SELECT current_setting('data_directory') AS dir`);
+    const pid = Number.parseInt(
+      readFileSync(`${rows[0].dir}/postmaster.pid`, 'utf8').split('\n')[0] ?? '',
+      10,
+    );
+    return Number.isInteger(pid) && pid > 0 ? pid : null;
+  } catch {
+    return null;
+  }
+}
+
+/** The CPU row: ms per delivery received, by side, and the seconds behind them. */
+function cpuPerDelivery(
+  used: { replicas: number; postgres: number; bench: number },
+  received: number,
+): string {
+  const per = (s: number): string => (received > 0 ? ((s * 1_000) / received).toFixed(2) : 'n/a');
+  const total = used.replicas + used.postgres + used.bench;
+  return `${per(total)} ms (replicas ${per(used.replicas)}, PostgreSQL ${per(used.postgres)}, bench producer + receivers ${per(used.bench)}) over ${received} deliveries: ${total.toFixed(1)} CPU s (${used.replicas.toFixed(1)} / ${used.postgres.toFixed(1)} / ${used.bench.toFixed(1)})`;
+}
+
 const ms = (v: number): string => (Number.isFinite(v) ? `${Math.round(v)} ms` : 'n/a');
 
 interface ClassFigures {
@@ -297,6 +394,11 @@ export async function benchWebhooks(options = webhooksBenchOptions()): Promise<B
     const slow = receivers.filter((r) => r.slow);
     const rates = receivers.map((r) => (r.slow ? options.slowRate : options.rate / fast.length));
     const producer = new Producer(db, clients, rates);
+    const cpu = new CpuMeter(
+      [a.proc?.pid, b.proc?.pid].filter((pid) => pid !== undefined),
+      await postmasterOf(db),
+    );
+    cpu.mark();
     const run = await producer.run(options.seconds);
     const window = { fromMs: run.startMs + options.warmupSeconds * 1_000, toMs: run.endMs };
 
@@ -310,6 +412,7 @@ export async function benchWebhooks(options = webhooksBenchOptions()): Promise<B
       100,
     ).catch(() => undefined);
     const drainMs = Date.now() - drainStart;
+    const cpuUsed = cpu.used();
 
     // Steady state: fast deliveries that arrived in the window (first arrivals), per second.
     let inWindow = 0;
@@ -383,6 +486,10 @@ export async function benchWebhooks(options = webhooksBenchOptions()): Promise<B
       [
         'enqueue → sent, slow endpoint',
         `p50 ${ms(percentile(slowFig.latencies, 50))}, p99 ${ms(percentile(slowFig.latencies, 99))} over ${slowFig.latencies.length} events; ${slowFig.received} of ${slowFig.produced} received, ${slowPending} pending at the end (its backlog: 4 in flight × ~${options.slowMs} ms)`,
+      ],
+      [
+        'CPU per delivery (all of it, producer to drain)',
+        cpuPerDelivery(cpuUsed, fastFig.received + slowFig.received),
       ],
       [
         'lost / duplicated',

@@ -29,7 +29,7 @@ export class WebhooksConfig {
     bounds: 'deliveries one replica sends at once',
     where: 'webhooks/delivery.worker.ts',
   })
-  WEBHOOKS_WORKER_CONCURRENCY = 16;
+  WEBHOOKS_WORKER_CONCURRENCY = 32;
 
   /**
    * Deliveries one endpoint has in flight at once, across replicas (a hanging receiver holds at most this many

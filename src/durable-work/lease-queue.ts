@@ -1,11 +1,15 @@
 import type { Logger } from '@nestjs/common';
+import { escapeLiteral, type QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
+import { pgPool } from '../database/data-source';
 import type { DurableWorkMetrics } from './durable-work.metrics';
 import {
   claimDueSql,
   claimFairSql,
+  claimLockSql,
   claimOneSql,
   fairRoomSql,
+  inlineParams,
   oldestDueAgeSql,
   type FairShare,
   type LeasedTable,
@@ -42,6 +46,14 @@ export interface QueueSpec {
    * the client already had; the cap's count would cost the single-order path a query). Default true.
    */
   fairWake?: boolean;
+  /**
+   * Claims of this queue (passes and wake-ups, on every replica) run one at a time: each takes a transaction-level
+   * advisory lock first and then claims in a second statement of the same transaction, whose snapshot sees every
+   * claim committed before it. Without it, two claims running at once (two replicas' passes, or a pass and a ping)
+   * each count the caps' room without the other's uncommitted leases and may overshoot a fair cap. For a queue
+   * claimed often (the deliveries' refilling loop); one round trip still (both statements in one simple query).
+   */
+  serialClaims?: boolean;
 }
 
 /**
@@ -104,9 +116,17 @@ export class LeaseQueue {
   }
 
   private async query(sql: string, params: unknown[]): Promise<LeasedRow[]> {
+    if (this.spec.serialClaims) return this.serialQuery(sql, params);
     const result = await this.dataSource.query<LeasedRow[] | [LeasedRow[], number]>(sql, params);
     // UPDATE … RETURNING comes back as [rows, count] from the pg driver through TypeORM.
     return Array.isArray(result[0]) ? result[0] : (result as LeasedRow[]);
+  }
+
+  /** The lock and the claim in one implicit transaction (simple protocol: no parameters, so they are literals). */
+  private async serialQuery(sql: string, params: unknown[]): Promise<LeasedRow[]> {
+    const text = `${claimLockSql(this.spec.name)};\n${inlineParams(sql, params, escapeLiteral)}`;
+    const results = (await pgPool(this.dataSource).query(text)) as unknown as QueryResult<LeasedRow>[];
+    return results[1]?.rows ?? [];
   }
 
   private claimed(rows: LeasedRow[]): void {

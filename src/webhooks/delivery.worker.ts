@@ -37,11 +37,11 @@ export class DeliveryWorker {
       enabled: config.WEBHOOKS_WORKER_ENABLED,
       intervalMs: config.WEBHOOKS_WORKER_INTERVAL_MS,
       concurrency: config.WEBHOOKS_WORKER_CONCURRENCY,
-      // Not `refill` (a pass as soon as a send ends) for now: with passes that frequent, a wake-up's claim (a ping,
-      // a manual retry) runs alongside a pass's claim, both see the endpoint's in-flight cap's room (neither sees the
-      // other's uncommitted lease) and the cap is overshot by one (fairness.e2e-spec caught 3 held sends of 2).
-      // Turning it back on needs wake-up and pass claims serialised in WorkerLoop first (docs/BENCHMARKS.md).
-      refill: false,
+      // A pass as soon as a send ends: a send to a fast receiver takes milliseconds, so one room-full per interval
+      // left the worker idle most of the time (docs/BENCHMARKS.md, "Webhook delivery"). Safe for the fair caps
+      // because the queue's claims are serialised (QueueSpec.serialClaims): a ping's claim and a pass's, or two
+      // replicas' passes, never count the caps' room at once.
+      refill: true,
       claim: (room) => repo.claimDue(room, config.WEBHOOKS_LEASE_MS),
       work: (claim) => this.deliver(claim),
     });

@@ -7,6 +7,7 @@ import { DROP_LEASE, fenced } from '../durable-work/lease.sql';
 import type { AfterFailure } from './delivery.schedule';
 import { firstRow } from './webhook-endpoint.repository';
 import type { EventType } from './webhook-events';
+import { WriteBatch } from './write-batch';
 
 /** A claimed delivery with what one send needs: the endpoint (secrets sealed) and the event. */
 export interface SendableDelivery {
@@ -110,6 +111,12 @@ function sendableOf(row: SendableRow): SendableDelivery | null {
   };
 }
 
+/** A delivered try waiting for its batch's statement. */
+interface DeliveredTry {
+  claim: { id: string; token: string };
+  record: TryRecord;
+}
+
 /** Longest `last_error` kept (the column's CHECK allows 1000). */
 const LAST_ERROR_MAX = 600;
 
@@ -121,6 +128,7 @@ const LAST_ERROR_MAX = 600;
 @Injectable()
 export class WebhookDeliveryRepository {
   readonly queue: LeaseQueue;
+  private readonly deliveredBatch = new WriteBatch((items: DeliveredTry[]) => this.deliveredMany(items));
 
   constructor(
     private readonly dataSource: DataSource,
@@ -143,6 +151,9 @@ export class WebhookDeliveryRepository {
         ownerCap: config.WEBHOOKS_CLIENT_MAX_IN_FLIGHT,
       },
       claimSelect: SENDABLE_SELECT,
+      // The worker refills (a pass as soon as a send ends) on every replica: claims run one at a time so the caps
+      // above hold exactly across replicas and between passes and wake-ups.
+      serialClaims: true,
     });
   }
 
@@ -164,22 +175,41 @@ export class WebhookDeliveryRepository {
     return row ? sendableOf(row as unknown as SendableRow) : null;
   }
 
-  /** A 2xx: delivered; the endpoint's failure run ends. False when the claim is no longer current (fenced off). */
-  async delivered(claim: { id: string; token: string }, record: TryRecord): Promise<boolean> {
-    const [row] = await this.dataSource.query<{ n: number }[]>(
-      `WITH d AS (
-         UPDATE webhook_deliveries SET status = 'delivered', delivered_at = clock_timestamp(),
-           last_attempt_at = clock_timestamp(), last_status_code = $3, last_error = NULL, last_duration_ms = $4,
-           next_attempt_at = NULL, send_slot_at = NULL, updated_at = clock_timestamp(), ${DROP_LEASE}
-         WHERE id = $1::uuid AND ${fenced('$2')} RETURNING endpoint_id),
-       e AS (
-         UPDATE webhook_endpoints SET failing_since = NULL
-         WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL)
-       SELECT count(*)::int AS n FROM d`,
-      [claim.id, claim.token, record.statusCode, record.durationMs],
+  /**
+   * A 2xx: delivered; the endpoint's failure run ends. False when the claim is no longer current (fenced off).
+   * Sends that end close together are recorded by one statement (WriteBatch), each row still fenced by its own token.
+   */
+  delivered(claim: { id: string; token: string }, record: TryRecord): Promise<boolean> {
+    return this.deliveredBatch.add({ claim, record });
+  }
+
+  /** One statement for a batch of delivered tries: whether each claim was current, in the batch's order. */
+  private async deliveredMany(items: DeliveredTry[]): Promise<boolean[]> {
+    const rows = await this.dataSource.query<{ id: string }[]>(
+      `WITH v AS (
+         SELECT * FROM unnest($1::uuid[], $2::bigint[], $3::int[], $4::int[]) AS v(id, token, code, duration_ms)),
+       d AS (
+         UPDATE webhook_deliveries t SET status = 'delivered', delivered_at = clock_timestamp(),
+           last_attempt_at = clock_timestamp(), last_status_code = v.code, last_error = NULL,
+           last_duration_ms = v.duration_ms, next_attempt_at = NULL, send_slot_at = NULL,
+           updated_at = clock_timestamp(), ${DROP_LEASE}
+         FROM v WHERE t.id = v.id AND ${fenced('v.token')} RETURNING t.id, t.endpoint_id),
+       -- In id order, so two replicas' batches ending failure runs of the same endpoints cannot deadlock.
+       ended AS (
+         SELECT id FROM webhook_endpoints
+         WHERE id IN (SELECT endpoint_id FROM d) AND failing_since IS NOT NULL ORDER BY id FOR UPDATE),
+       e AS (UPDATE webhook_endpoints SET failing_since = NULL WHERE id IN (SELECT id FROM ended))
+       SELECT id::text FROM d`,
+      [
+        items.map((i) => i.claim.id),
+        items.map((i) => i.claim.token),
+        items.map((i) => i.record.statusCode),
+        items.map((i) => i.record.durationMs),
+      ],
     );
-    this.queue.released();
-    return (row?.n ?? 0) === 1;
+    const current = new Set(rows.map((r) => r.id));
+    for (let i = 0; i < items.length; i++) this.queue.released();
+    return items.map((i) => current.has(i.claim.id));
   }
 
   /**

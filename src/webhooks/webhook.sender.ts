@@ -1,10 +1,11 @@
 import * as http from 'node:http';
 import * as https from 'node:https';
 import { isIP, type LookupFunction } from 'node:net';
-import { Injectable } from '@nestjs/common';
+import { Injectable, type OnApplicationShutdown } from '@nestjs/common';
 import { WebhooksConfig } from '../config/webhooks.config';
 import { AddressPolicy, bareHost } from './address.policy';
 import { HostResolver, type ResolvedAddress } from './host.resolver';
+import { SenderAgents } from './sender-agents';
 
 /** Longest response excerpt kept in the delivery log. */
 export const EXCERPT_MAX_CHARS = 500;
@@ -38,18 +39,26 @@ export function excerptOf(bytes: Buffer): string {
 
 /**
  * The one outbound HTTP client of webhooks (not the upstream: marketplace receivers, so not UpstreamClient). One
- * POST, no redirects followed, `Connection: close`, bounded by WEBHOOKS_DELIVERY_TIMEOUT_MS from resolution to
- * the response's first bytes. SSRF guard: the host is resolved here, at every send, every address checked
- * against AddressPolicy, and the connection is pinned to the checked address (no second resolution a
- * rebinding DNS server could answer differently).
+ * POST, no redirects followed, bounded by WEBHOOKS_DELIVERY_TIMEOUT_MS from resolution to the response's first
+ * bytes. SSRF guard: the host is resolved here, at every send, every address checked against AddressPolicy, and
+ * the connection is pinned to the checked address (no second resolution a rebinding DNS server could answer
+ * differently). Connections are kept alive per endpoint origin and checked address (SenderAgents), so a send to a
+ * receiver that keeps them open costs no TCP (or TLS) handshake.
  */
 @Injectable()
-export class WebhookSender {
+export class WebhookSender implements OnApplicationShutdown {
+  private readonly agents = new SenderAgents();
+
   constructor(
     private readonly resolver: HostResolver,
     private readonly policy: AddressPolicy,
     private readonly config: WebhooksConfig,
   ) {}
+
+  /** After the delivery worker's sends ended (its loop stops in onModuleDestroy): the kept connections close. */
+  onApplicationShutdown(): void {
+    this.agents.destroy();
+  }
 
   async send(rawUrl: string, headers: Record<string, string>, body: string): Promise<SendOutcome> {
     const started = performance.now();
@@ -95,54 +104,95 @@ export class WebhookSender {
     });
   }
 
-  private post(
+  private async post(
     url: URL,
     target: ResolvedAddress,
     headers: Record<string, string>,
     body: string,
     signal: AbortSignal,
   ): Promise<{ status: number; excerpt: string }> {
-    // The connection goes to the address just checked, whatever the name resolves to by now.
+    const agent = this.agents.agentFor(url, target);
+    try {
+      return await this.request(url, target, headers, body, signal, agent);
+    } catch (error) {
+      // A kept-alive connection the receiver closed while idle fails at reuse, before any answer: not the
+      // receiver's failure. Sent again once on a new connection (same webhook-id: receivers dedupe by it).
+      if (!(error instanceof ReusedSocketError) || signal.aborted) throw unwrap(error);
+      this.agents.dropIdle(agent);
+      return this.request(url, target, headers, body, signal, false).catch((e: unknown) => {
+        throw unwrap(e);
+      });
+    }
+  }
+
+  private request(
+    url: URL,
+    target: ResolvedAddress,
+    headers: Record<string, string>,
+    body: string,
+    signal: AbortSignal,
+    agent: http.Agent | false,
+  ): Promise<{ status: number; excerpt: string }> {
+    // The connection goes to the address just checked, whatever the name resolves to by now (a kept-alive one was
+    // opened to that same address: SenderAgents is keyed by it).
     const pinned = ((_host, options, callback) => {
       if (options.all) callback(null, [{ address: target.address, family: target.family }]);
       else callback(null, target.address, target.family);
     }) as LookupFunction;
     const transport = url.protocol === 'https:' ? https : http;
     return new Promise((resolve, reject) => {
+      let answered = false;
       const request = transport.request(
         url,
         {
           method: 'POST',
-          agent: false,
+          agent,
           lookup: pinned,
           signal,
           headers: {
             ...headers,
             'user-agent': USER_AGENT,
-            connection: 'close',
+            ...(agent === false ? { connection: 'close' } : {}),
             'content-length': String(Buffer.byteLength(body)),
           },
         },
         (response) => {
+          answered = true;
           const chunks: Buffer[] = [];
           let size = 0;
-          const done = (): void => {
-            response.destroy();
+          const done = (): void =>
             resolve({ status: response.statusCode ?? 0, excerpt: excerptOf(Buffer.concat(chunks)) });
-          };
           response.on('data', (chunk: Buffer) => {
             chunks.push(chunk);
             size += chunk.length;
-            if (size >= EXCERPT_READ_BYTES) done();
+            // A long answer is not read to its end: its connection is closed rather than kept.
+            if (size >= EXCERPT_READ_BYTES) {
+              response.destroy();
+              done();
+            }
           });
+          // Read to the end, the connection goes back to its agent for the next send.
           response.on('end', done);
           response.on('error', done);
         },
       );
-      request.on('error', reject);
+      request.on('error', (error) =>
+        reject(!answered && request.reusedSocket ? new ReusedSocketError(error) : error),
+      );
       request.end(body);
     });
   }
+}
+
+/** A send on a reused kept-alive connection failed before any answer (the receiver had closed it). */
+class ReusedSocketError extends Error {
+  constructor(readonly original: Error) {
+    super(original.message);
+  }
+}
+
+function unwrap(error: unknown): unknown {
+  return error instanceof ReusedSocketError ? error.original : error;
 }
 
 /** Generic reasons by error code: what a tenant may read of our network's answer. */

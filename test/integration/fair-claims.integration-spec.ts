@@ -3,7 +3,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { OrderRepository } from '../../src/checkout/order.repository';
 import { CheckoutConfig } from '../../src/config/checkout.config';
 import { WebhooksConfig } from '../../src/config/webhooks.config';
-import { claimFairSql } from '../../src/durable-work/lease.sql';
+import { claimFairSql, claimLockSql } from '../../src/durable-work/lease.sql';
 import { WebhookDeliveryRepository } from '../../src/webhooks/webhook-delivery.repository';
 import { durableWorkFor } from '../support/durable-work';
 import { insertTestClient, openTestDataSource, type TestDataSource } from '../support/test-database';
@@ -96,6 +96,41 @@ describe('fair claims (durable work, real PostgreSQL)', () => {
     expect(await sut.claimOne(spare.id, 60_000)).toBeNull();
     await dataSource.query(`UPDATE webhook_deliveries SET lease_owner = NULL, lease_until = NULL`);
     expect(await sut.claimOne(spare.id, 60_000)).not.toBeNull();
+  });
+
+  it('serialised claims: a wake-up waits for a claim in progress and then sees its leases (the cap holds exactly)', async () => {
+    await dataSource.query(`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL`);
+    const hooked = await endpoint(bob);
+    await due(hooked, bob, 5, 60, 'serial');
+    const [newest] = await dataSource.query<{ id: string }[]>(
+      `SELECT id FROM webhook_deliveries WHERE endpoint_id = $1 ORDER BY next_attempt_at DESC LIMIT 1`,
+      [hooked],
+    );
+    // Another replica's pass, caught between its claim and its commit: it holds the endpoint's 4 oldest.
+    const other = await pgPool(dataSource).connect();
+    try {
+      await other.query('BEGIN');
+      await other.query(claimLockSql('webhook_deliveries'));
+      const sql = claimFairSql('webhook_deliveries', { group: 'endpoint_id', cap: 4 }, `status = 'pending'`);
+      const { rows } = await other.query(sql, ['other-replica', 60_000, 16]);
+      expect(rows).toHaveLength(4);
+
+      const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), webhooksConfig(4, 8));
+      let settled = false;
+      const woken = sut.claimOne(newest.id, 60_000).finally(() => (settled = true));
+      // Unserialised, the wake-up's snapshot would not see the 4 uncommitted leases and claim a fifth send.
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(settled).toBe(false);
+      await other.query('COMMIT');
+      expect(await woken).toBeNull();
+    } finally {
+      other.release();
+    }
+    const [{ n }] = await dataSource.query<{ n: number }[]>(
+      `SELECT count(*)::int AS n FROM webhook_deliveries WHERE endpoint_id = $1 AND lease_owner IS NOT NULL`,
+      [hooked],
+    );
+    expect(n).toBe(4);
   });
 
   it('reads indexes, not the backlog: the plan of a claim over 10,000 due rows has no sequential scan', async () => {

@@ -1,3 +1,5 @@
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { loadWebhooksConfig } from '../../src/config/webhooks.config';
 import { AddressPolicy } from '../../src/webhooks/address.policy';
@@ -140,5 +142,76 @@ describe(WebhookSender.name, () => {
     expect((await sut.send(receiver.url, headers, '{}')).kind).toBe('refused');
     expect((await sut.send(`http://local.test:${receiver.port}/`, headers, '{}')).kind).toBe('refused');
     expect(receiver.received).toHaveLength(0);
+  });
+  describe('kept-alive connections', () => {
+    /** A receiver that tells which connection each request came on (its client port) and can drop the 2nd. */
+    let server: Server;
+    let ports: number[] = [];
+    let dropSecondOnFirstConnection = false;
+    let url = '';
+    beforeAll(async () => {
+      server = createServer((req, res) => {
+        req.resume();
+        req.on('end', () => {
+          ports.push(req.socket.remotePort ?? 0);
+          // As if the receiver had closed the idle connection just as the next request was written on it.
+          if (dropSecondOnFirstConnection && ports.length === 2 && ports[1] === ports[0]) {
+            req.socket.destroy();
+            return;
+          }
+          res.writeHead(204).end();
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`;
+    });
+    afterEach(() => {
+      ports = [];
+      dropSecondOnFirstConnection = false;
+      server.closeAllConnections();
+    });
+    afterAll(async () => {
+      server.closeAllConnections();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    });
+
+    it('sends one after another on one connection', async () => {
+      const sut = sender(null);
+
+      for (let i = 0; i < 3; i++) expect(await sut.send(url, headers, '{}')).toMatchObject({ status: 204 });
+
+      expect(ports).toHaveLength(3);
+      expect(new Set(ports).size).toBe(1);
+      sut.onApplicationShutdown();
+    });
+
+    it('a kept connection the receiver closed is not its failure: one try, delivered on a new connection', async () => {
+      dropSecondOnFirstConnection = true;
+      const sut = sender(null);
+
+      expect(await sut.send(url, headers, '{}')).toMatchObject({ status: 204 });
+      expect(await sut.send(url, headers, '{}')).toMatchObject({ kind: 'response', status: 204 });
+
+      // The first connection got the dropped request; the answer came on another one.
+      expect(ports).toHaveLength(3);
+      expect(ports[2]).not.toBe(ports[0]);
+      sut.onApplicationShutdown();
+    });
+
+    it('a host that resolves to another (allowed) address gets a new connection there, never the kept one', async () => {
+      const port = (server.address() as AddressInfo).port;
+      const resolver = new ScriptedResolver((call) => (call === 1 ? ['127.0.0.1'] : ['127.0.0.2']));
+      const sut = sender(resolver);
+      const rebinding = `http://moving.test:${port}/hooks`;
+
+      expect(await sut.send(rebinding, headers, '{}')).toMatchObject({ status: 204 });
+      // The receiver listens on 127.0.0.1 only: the connection to 127.0.0.2 is refused, the kept one is not used.
+      expect(await sut.send(rebinding, headers, '{}')).toMatchObject({
+        kind: 'error',
+        reason: 'connection refused',
+      });
+      expect(ports).toHaveLength(1);
+      sut.onApplicationShutdown();
+    });
   });
 });

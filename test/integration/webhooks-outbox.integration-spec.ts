@@ -360,11 +360,14 @@ describe(WebhookDeliveryRepository.name, () => {
     );
     const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
     const queries = vi.spyOn(dataSource, 'query');
+    // Serialised claims send the claim lock and the claim in one simple query on the pool.
+    const poolQueries = vi.spyOn(pgPool(dataSource), 'query');
 
     const [claim, ...more] = await sut.claimDue(5, 60_000);
 
-    expect(queries).toHaveBeenCalledTimes(1);
+    expect(queries.mock.calls.length + poolQueries.mock.calls.length).toBe(1);
     queries.mockRestore();
+    poolQueries.mockRestore();
     expect(more).toEqual([]);
     expect(claim).toMatchObject({
       attempts: 1,
@@ -411,5 +414,54 @@ describe(WebhookDeliveryRepository.name, () => {
       [stale.id],
     );
     expect(row).toEqual({ status: 'delivered', attempts: 2 });
+  });
+  it('sends that end together are recorded by one statement, each row fenced by its own token', async () => {
+    await appendMany(6);
+    const sut = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
+    const claims = await sut.claimDue(6, 60_000);
+    expect(claims).toHaveLength(6);
+    // The endpoint was failing: a delivered try ends its failure run.
+    await dataSource.query(`UPDATE webhook_endpoints SET failing_since = clock_timestamp() WHERE id = $1`, [
+      claims[0].endpointId,
+    ]);
+    const [stale, ...current] = claims;
+    const queries = vi.spyOn(dataSource, 'query');
+
+    const results = await Promise.all([
+      sut.delivered(
+        { id: stale.id, token: String(BigInt(stale.token) - 1n) },
+        { statusCode: 200, error: null, durationMs: 1 },
+      ),
+      ...current.map((c, i) => sut.delivered(c, { statusCode: 200 + i, error: null, durationMs: 10 + i })),
+    ]);
+
+    expect(queries).toHaveBeenCalledTimes(1);
+    queries.mockRestore();
+    expect(results).toEqual([false, true, true, true, true, true]);
+    const rows = await dataSource.query<
+      { id: string; status: string; code: number | null; ms: number | null; lease: string | null }[]
+    >(
+      `SELECT id, status, last_status_code AS code, last_duration_ms AS ms, lease_owner AS lease
+       FROM webhook_deliveries WHERE id = ANY ($1::uuid[])`,
+      [claims.map((c) => c.id)],
+    );
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    expect(byId.get(stale.id)).toMatchObject({ status: 'pending', code: null });
+    expect(byId.get(stale.id)?.lease).not.toBeNull();
+    current.forEach((c, i) =>
+      expect(byId.get(c.id)).toEqual({
+        id: c.id,
+        status: 'delivered',
+        code: 200 + i,
+        ms: 10 + i,
+        lease: null,
+      }),
+    );
+    const [endpoint] = await dataSource.query<{ failing_since: Date | null }[]>(
+      `SELECT failing_since FROM webhook_endpoints WHERE id = $1`,
+      [claims[0].endpointId],
+    );
+    expect(endpoint.failing_since).toBeNull();
+    await dataSource.query(`UPDATE webhook_deliveries SET status = 'delivered', next_attempt_at = NULL`);
   });
 });
