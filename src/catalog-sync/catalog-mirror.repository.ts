@@ -19,7 +19,7 @@ import { PreparedStatements } from '../common/prepared-statements';
 import { PG_POOL } from '../database/database.module';
 import { isoOf, isoOrNull, keyOf } from './catalog-mirror.timestamps';
 import { mapListing } from './catalog-sync.mapper';
-import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.listener';
+import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
 
 // Timestamps leave PostgreSQL as the text of their UTC wall time (exact to the microsecond, so sort keys
 // survive the round trip through a cursor) and become ISO text and keys by string operations

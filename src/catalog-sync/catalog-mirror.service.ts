@@ -1,6 +1,5 @@
-import { Injectable, type OnModuleDestroy } from '@nestjs/common';
-import { InjectDataSource } from '@nestjs/typeorm';
-import type { DataSource } from 'typeorm';
+import { Injectable } from '@nestjs/common';
+import { PgListener } from '../database/pg-listener';
 import { CatalogMirrorRepository } from './catalog-mirror.repository';
 import { toMirrorState } from './catalog-mirror.state';
 import type {
@@ -13,7 +12,7 @@ import type {
   LiveListingResult,
   MirrorState,
 } from './catalog-mirror.types';
-import { MirrorGenerationListener } from './mirror-generation.listener';
+import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
 import { MirrorObservations } from './mirror-observations';
 import type { ObservationSource } from './served-accuracy.metrics';
 import { ServedAccuracySampler, type ServedAccuracyView } from './served-accuracy.sampler';
@@ -25,12 +24,12 @@ import { ServedAccuracySampler, type ServedAccuracyView } from './served-accurac
  * (generation bumped and notified in the same transaction). Identifiers are u64 decimal strings here.
  */
 @Injectable()
-export class CatalogMirrorService implements OnModuleDestroy {
-  private listener: MirrorGenerationListener | null = null;
+export class CatalogMirrorService {
+  private watched = false;
 
   constructor(
     private readonly repository: CatalogMirrorRepository,
-    @InjectDataSource() private readonly dataSource: DataSource,
+    private readonly listener: PgListener,
     private readonly observations: MirrorObservations,
     private readonly sampler: ServedAccuracySampler,
   ) {}
@@ -79,11 +78,9 @@ export class CatalogMirrorService implements OnModuleDestroy {
    * and whenever the listening connection is (re)established. One listener per service instance.
    */
   async watchGeneration(onChange: () => void, retryMs: number): Promise<void> {
-    if (this.listener) throw new Error('the mirror generation is already watched');
-    const url = (this.dataSource.options as { url?: string }).url;
-    if (!url) throw new Error('the data source has no url to listen on');
-    this.listener = new MirrorGenerationListener(url, onChange, retryMs);
-    await this.listener.start();
+    if (this.watched) throw new Error('the mirror generation is already watched');
+    this.watched = true;
+    await this.listener.listen(MIRROR_GENERATION_CHANNEL, () => onChange(), retryMs);
   }
 
   /**
@@ -118,10 +115,5 @@ export class CatalogMirrorService implements OnModuleDestroy {
   /** This replica's sampler figures (totals since start, the window's accuracy): the status page asks this. */
   servedAccuracy(): ServedAccuracyView {
     return this.sampler.view();
-  }
-
-  async onModuleDestroy(): Promise<void> {
-    await this.listener?.stop();
-    this.listener = null;
   }
 }

@@ -2,6 +2,7 @@ import { Module } from '@nestjs/common';
 import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { pgPool } from './data-source';
+import { PgListener } from './pg-listener';
 
 /**
  * Injection token of the pg `Pool` behind the app's TypeORM data source: the one pool, for the SQL that
@@ -14,6 +15,7 @@ export const PG_POOL = 'PG_POOL';
  * Provides PG_POOL. The data source (TypeOrmModule.forRootAsync in AppModule) is initialized before this
  * factory runs, so its pool exists. The pool gate (pool-gate.ts) is installed on this same object at boot
  * (app.factory.ts): every connection still comes through `pool.connect`, so the gate applies to every user.
+ * Also the process's one LISTEN connection (PgListener), for the modules that take NOTIFY as a hint.
  */
 @Module({
   providers: [
@@ -22,7 +24,8 @@ export const PG_POOL = 'PG_POOL';
       useFactory: (dataSource: DataSource): Pool => pgPool(dataSource),
       inject: [DataSource],
     },
+    PgListener,
   ],
-  exports: [PG_POOL],
+  exports: [PG_POOL, PgListener],
 })
 export class DatabaseModule {}

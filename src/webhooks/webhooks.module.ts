@@ -3,6 +3,7 @@ import { AuthModule } from '../auth/auth.module';
 import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
 import { WebhooksConfig } from '../config/webhooks.config';
+import { DatabaseModule } from '../database/database.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { AddressPolicy, WEBHOOKS_PRODUCTION } from './address.policy';
 import { DeliveryWorker } from './delivery.worker';
@@ -35,7 +36,8 @@ import { WebhooksService } from './webhooks.service';
  * revocations) from AuthModule, MetricsService from the global MetricsModule.
  */
 @Module({
-  imports: [AuthModule, DurableWorkModule, PaginationModule],
+  // DatabaseModule: the LISTEN connection (PgListener) that wakes the delivery worker.
+  imports: [AuthModule, DatabaseModule, DurableWorkModule, PaginationModule],
   controllers: [WebhookEndpointsController, NotificationsController],
   providers: [
     WebhooksService,

@@ -1,9 +1,10 @@
-import { Client, Pool } from 'pg';
+import type { Pool } from 'pg';
 import { DataSource } from 'typeorm';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { CatalogMirrorRepository } from '../../src/catalog-sync/catalog-mirror.repository';
 import type { ListingsQuery } from '../../src/catalog-sync/catalog-mirror.types';
-import { MirrorGenerationListener } from '../../src/catalog-sync/mirror-generation.listener';
+import { MIRROR_GENERATION_CHANNEL } from '../../src/catalog-sync/mirror-generation.repository';
+import { PgListener } from '../../src/database/pg-listener';
 import { buildDataSourceOptions } from '../../src/database/data-source';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
 import { waitUntil } from '../support/wait';
@@ -157,8 +158,8 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
 
   it('applies a live listing: changed rows bump and notify the generation, unchanged or older ones do not', async () => {
     const notified: (string | null)[] = [];
-    const listener = new MirrorGenerationListener(url, (payload) => notified.push(payload));
-    await listener.start();
+    const listener = new PgListener(ds);
+    await listener.listen(MIRROR_GENERATION_CHANNEL, (payload) => notified.push(payload));
     try {
       const live = { eventId: 7n, ticketId: 1n, askPriceMinor: 123n, raw: { event_id: '7', ticket_id: '1' } };
       const later = new Date(Date.now() + 60_000);
@@ -193,25 +194,7 @@ describe(`${CatalogMirrorRepository.name} (real PostgreSQL)`, () => {
         removed_at: expect.stringMatching(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/),
       });
     } finally {
-      await listener.stop();
-    }
-  });
-
-  it('the listener reconnects and reports the (re)connection', async () => {
-    const calls: (string | null)[] = [];
-    const listener = new MirrorGenerationListener(url, (payload) => calls.push(payload), 100);
-    await listener.start();
-    try {
-      const admin = new Client({ connectionString: url });
-      await admin.connect();
-      await admin.query(
-        `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE application_name = 'ticket-resale-bff-listen'`,
-      );
-      await admin.end();
-      const waited = await waitUntil(() => calls.filter((c) => c === null).length >= 2, 5000);
-      expect(waited).toBeLessThan(5000);
-    } finally {
-      await listener.stop();
+      await listener.onModuleDestroy();
     }
   });
 });
