@@ -44,6 +44,8 @@ import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912
 import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
 import { CollectInsertedListings1795841037914 } from '../../migrations/1795841037914-CollectInsertedListings';
 import { CreateLedgerTransactionOrders1795841046033 } from '../../migrations/1795841046033-CreateLedgerTransactionOrders';
+import { DeliveriesWithoutEventForeignKey1795850117301 } from '../../migrations/1795850117301-DeliveriesWithoutEventForeignKey';
+import { DeliveriesIndexedByEvent1795850117302 } from '../../migrations/1795850117302-DeliveriesIndexedByEvent';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -96,4 +98,6 @@ export const MIGRATIONS = [
   CreateRemovalReasonIndexes1795841037913,
   CollectInsertedListings1795841037914,
   CreateLedgerTransactionOrders1795841046033,
+  DeliveriesWithoutEventForeignKey1795850117301,
+  DeliveriesIndexedByEvent1795850117302,
 ];
