@@ -46,6 +46,8 @@ import { CollectInsertedListings1795841037914 } from '../../migrations/179584103
 import { CreateLedgerTransactionOrders1795841046033 } from '../../migrations/1795841046033-CreateLedgerTransactionOrders';
 import { DeliveriesWithoutEventForeignKey1795850117301 } from '../../migrations/1795850117301-DeliveriesWithoutEventForeignKey';
 import { DeliveriesIndexedByEvent1795850117302 } from '../../migrations/1795850117302-DeliveriesIndexedByEvent';
+import { CreateOutboxAppendSet1795850117303 } from '../../migrations/1795850117303-CreateOutboxAppendSet';
+import { WatchMatchSetBased1795850117304 } from '../../migrations/1795850117304-WatchMatchSetBased';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -100,4 +102,6 @@ export const MIGRATIONS = [
   CreateLedgerTransactionOrders1795841046033,
   DeliveriesWithoutEventForeignKey1795850117301,
   DeliveriesIndexedByEvent1795850117302,
+  CreateOutboxAppendSet1795850117303,
+  WatchMatchSetBased1795850117304,
 ];
