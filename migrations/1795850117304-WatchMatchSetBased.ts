@@ -10,6 +10,8 @@ import type { MigrationInterface, QueryRunner } from 'typeorm';
  * - a changed listing's JSON (`listing` with its formatted price, `previous_price`) is built once per changed row
  *   and shared by every watch it alerts, instead of once per watch;
  * - the alerts recorded are told from repeats by a GROUP BY, not a join (see `announceSet`);
+ * - only watches with a cooldown are ranked (the cheapest of the batch): the window's sort of every candidate, wide
+ *   with its JSON, spilled to disk for a dense batch and served no watch without a cooldown;
  * - `watches` keeps half of each page free (fillfactor 50, for pages written from now on): every alert sets its
  *   watch's `last_alerted_at`, a column no index holds, so with room on the page the update is HOT (no new index
  *   entries in the table's three indexes) — a dense pass updates as many watches as it alerts.
@@ -58,11 +60,21 @@ function match(changed: string, set: boolean): string {
         AND (w.cooldown_seconds IS NULL OR w.last_alerted_at IS NULL
              OR w.last_alerted_at + make_interval(secs => w.cooldown_seconds) <= now())
     ),
-    picked AS (
+    picked AS (${
+      set
+        ? `
+      SELECT cd.*, 1::bigint AS rank FROM candidates cd WHERE cd.reason IS NOT NULL AND cd.cooldown_seconds IS NULL
+      UNION ALL
+      SELECT * FROM (
+        SELECT cd.*, row_number() OVER (PARTITION BY cd.watch_id ORDER BY cd.price, cd.ticket_id) AS rank
+        FROM candidates cd WHERE cd.reason IS NOT NULL AND cd.cooldown_seconds IS NOT NULL) r
+      WHERE r.rank = 1`
+        : `
       SELECT * FROM (
         SELECT cd.*, row_number() OVER (PARTITION BY cd.watch_id ORDER BY cd.price, cd.ticket_id) AS rank
         FROM candidates cd WHERE cd.reason IS NOT NULL) r
-      WHERE r.cooldown_seconds IS NULL OR r.rank = 1
+      WHERE r.cooldown_seconds IS NULL OR r.rank = 1`
+    }
     ),
     alerted AS (
       INSERT INTO watch_alerts (watch_id, event_id, ticket_id, price_minor)
