@@ -23,6 +23,7 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../src/database/emb
 import { httpGet, walkListingsRaw } from './sandbox-walk';
 import { UpstreamClient } from '../src/upstream/upstream.client';
 import { walkStaticPages } from './http-walk';
+import { printPgStats } from './pg-stats';
 import type { BenchReport } from './report';
 
 const PAGE_SIZE = 1000;
@@ -66,7 +67,15 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
   await chmod(dir, 0o755);
   const pg: RunningPostgres = await startEmbeddedPostgres({
     dataDir: join(dir, 'cluster'),
-    settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off' },
+    settings: {
+      fsync: 'off',
+      synchronous_commit: 'off',
+      full_page_writes: 'off',
+      // BENCH_PG_STATS=1: where the catalog passes' database time goes (bench/pg-stats.ts).
+      ...(process.env.BENCH_PG_STATS === '1'
+        ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
+        : {}),
+    },
   });
   const admin = new Pool({ connectionString: pg.url, max: 1 });
   await admin.query('CREATE DATABASE bff_bench');
@@ -90,13 +99,15 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
  * BENCH_SYNC_WATCH_DROP_PERCENT (10: every changed row of their event matches; 30: none does, the join and the
  * checks still run), half on a listing under a max price no changed row crosses.
  */
-async function seedWatches(pool: Pool, count: number): Promise<void> {
-  const [client] = (
-    await pool.query<{ id: string }>(
-      `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
-       VALUES ('bench-watcher', 'trb_live_bench000001', sha256('bench'), ARRAY['watches:write']) RETURNING id`,
-    )
-  ).rows;
+async function seedWatches(pool: Pool, count: number, clientId?: string): Promise<void> {
+  const [client] = clientId
+    ? [{ id: clientId }]
+    : (
+        await pool.query<{ id: string }>(
+          `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
+           VALUES ('bench-watcher', 'trb_live_bench000002', sha256('bench'), ARRAY['watches:write']) RETURNING id`,
+        )
+      ).rows;
   await pool.query(
     `WITH ev AS (SELECT array_agg(DISTINCT event_id) AS ids FROM listings)
      INSERT INTO watches (client_id, event_id, max_price_minor, min_drop_percent)
@@ -286,34 +297,73 @@ const CATALOG_TRIGGERS = [
 
 /**
  * Makes CATALOG_CHANGED listings differ from the upstream in price (and raw, which the merge's content check
- * compares): the next full pass writes each back, a `listing.price_changed` per row for a subscriber.
+ * compares): priced 25 % above the upstream in the mirror, so the next full pass writes each back as a 20 % drop, a
+ * `listing.price_changed` per row for a subscriber and a `watch.matched` for every 10 % drop watch of its event. The
+ * bench's own UPDATE announces nothing (a price rise matches no watch; `bff.catalog_backfill` silences the catalog
+ * triggers for its transaction), so only the pass's writes are counted.
  */
 async function skewPrices(pool: Pool): Promise<void> {
-  await pool.query(
-    `UPDATE listings SET ask_price_minor = ask_price_minor + 1, raw = raw || '{"bench_price": true}'
-     WHERE (event_id, ticket_id) IN (SELECT event_id, ticket_id FROM listings WHERE removed_at IS NULL
-                                     ORDER BY ticket_id LIMIT ${CATALOG_CHANGED})`,
-  );
+  const client = await pool.connect();
+  try {
+    await client.query('BEGIN');
+    await client.query(`SELECT set_config('bff.catalog_backfill', 'on', true)`);
+    await client.query(
+      `UPDATE listings SET ask_price_minor = ask_price_minor * 5 / 4 + 1, raw = raw || '{"bench_price": true}'
+       WHERE (event_id, ticket_id) IN (SELECT event_id, ticket_id FROM listings WHERE removed_at IS NULL
+                                       ORDER BY ticket_id LIMIT ${CATALOG_CHANGED})`,
+    );
+    await client.query('COMMIT');
+  } finally {
+    client.release();
+  }
   await pool.query('VACUUM ANALYZE listings');
 }
 
+/** Watches of the catalog scenario (issue 32: "with 100,000 watches and 10 endpoints"). */
+const CATALOG_WATCHES = Number(process.env.BENCH_CATALOG_WATCHES ?? 100_000);
+
+interface CatalogFigures {
+  none: number;
+  subscribed: number;
+  events: number;
+  deliveries: number;
+  watched: number;
+  watchedEvents: number;
+  watchedDeliveries: number;
+  watchMatched: number;
+  watchExpected: number;
+  emptyWithout: number;
+}
+
+async function catalogCounts(pool: Pool): Promise<{ events: number; deliveries: number; matched: number }> {
+  const { rows } = await pool.query<{ events: number; deliveries: number; matched: number }>(
+    `SELECT (SELECT count(*)::int FROM outbox_events WHERE type LIKE 'listing.%') AS events,
+            (SELECT count(*)::int FROM webhook_deliveries) AS deliveries,
+            (SELECT count(*)::int FROM outbox_events WHERE type = 'watch.matched') AS matched`,
+  );
+  const [row] = rows;
+  if (!row) throw new Error('no counts');
+  return row;
+}
+
 /**
- * Issue 32: a pass changing CATALOG_CHANGED listings with no subscriber, then with 10 endpoints (one client, each
- * taking every catalog event: the heaviest filter), and an empty-mirror pass with the catalog triggers disabled
- * (what the triggers cost a backfill).
+ * Issue 32: a pass changing CATALOG_CHANGED listings (20 % drops) with no subscriber; then with 10 endpoints (one
+ * client, each taking every catalog event: the heaviest filter); then with those endpoints and CATALOG_WATCHES
+ * watches of the same client (half 10 % drop watches, which every changed row of their event matches: dense
+ * matches, ~10 per change with 5,000 events); and an empty-mirror pass with the catalog triggers disabled (what the
+ * triggers cost a backfill).
  */
-async function catalogEvents(
-  pool: Pool,
-  upstream: UpstreamClient,
-): Promise<{ none: number; subscribed: number; events: number; deliveries: number; emptyWithout: number }> {
+async function catalogEvents(pool: Pool, upstream: UpstreamClient): Promise<CatalogFigures> {
+  // BENCH_SYNC_WATCHES's watches (the full pass above) are not part of this scenario's "none".
+  await pool.query('DELETE FROM watches');
   await skewPrices(pool);
   const none = await syncPass(pool, upstream);
-  // Skewed before the endpoints exist: the bench's own UPDATE announces nothing, only the pass's writes do.
   await skewPrices(pool);
   const [{ id: clientId }] = (
     await pool.query<{ id: string }>(
       `INSERT INTO api_clients (name, key_prefix, key_hash, scopes)
-       VALUES ('bench', 'trb_live_bench000001', sha256('bench'), ARRAY['webhooks:write']) RETURNING id`,
+       VALUES ('bench', 'trb_live_bench000001', sha256('bench'), ARRAY['webhooks:write', 'watches:write'])
+       RETURNING id`,
     )
   ).rows;
   await pool.query(
@@ -321,13 +371,24 @@ async function catalogEvents(
      SELECT $1, 'https://hooks.example.com/' || n, $2::text[], '\\x00' FROM generate_series(1, 10) n`,
     [clientId, CATALOG_TYPES],
   );
+  await resetPgStats(pool);
   const subscribed = await syncPass(pool, upstream);
-  const counts = (
-    await pool.query<{ events: number; deliveries: number }>(
-      `SELECT (SELECT count(*)::int FROM outbox_events WHERE type LIKE 'listing.%') AS events,
-              (SELECT count(*)::int FROM webhook_deliveries) AS deliveries`,
+  const first = await catalogCounts(pool);
+  await printSyncPgStats(pool, 'the pass with 10 endpoints');
+  await seedWatches(pool, CATALOG_WATCHES, clientId);
+  await skewPrices(pool);
+  // Every drop watch of a skewed row's event matches its 20 % drop; no max-price watch (max 1) is crossed.
+  const [expected] = (
+    await pool.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM listings l JOIN watches w ON w.event_id = l.event_id
+       WHERE l.raw ? 'bench_price' AND l.removed_at IS NULL AND w.min_drop_percent IS NOT NULL`,
     )
-  ).rows[0];
+  ).rows;
+  await resetPgStats(pool);
+  const watched = await syncPass(pool, upstream);
+  const second = await catalogCounts(pool);
+  await printSyncPgStats(pool, 'the pass with 10 endpoints and the watches');
+  await pool.query('DELETE FROM watches');
   await pool.query(`DELETE FROM webhook_endpoints`);
   await pool.query(`TRUNCATE listings`);
   for (const trigger of CATALOG_TRIGGERS) await pool.query(`ALTER TABLE listings DISABLE TRIGGER ${trigger}`);
@@ -336,13 +397,36 @@ async function catalogEvents(
     return {
       none: none.seconds,
       subscribed: subscribed.seconds,
-      events: counts.events,
-      deliveries: counts.deliveries,
+      events: first.events,
+      deliveries: first.deliveries,
+      watched: watched.seconds,
+      watchedEvents: second.events - first.events,
+      watchedDeliveries: second.deliveries - first.deliveries,
+      watchMatched: second.matched - first.matched,
+      watchExpected: expected?.n ?? -1,
       emptyWithout: without.pass.items / without.seconds,
     };
   } finally {
     for (const trigger of CATALOG_TRIGGERS)
       await pool.query(`ALTER TABLE listings ENABLE TRIGGER ${trigger}`);
+  }
+}
+
+/** BENCH_PG_STATS=1: pg_stat_statements (loaded into the bench's own cluster) emptied before a measured pass. */
+async function resetPgStats(pool: Pool): Promise<void> {
+  if (process.env.BENCH_PG_STATS !== '1') return;
+  await pool.query('CREATE EXTENSION IF NOT EXISTS pg_stat_statements');
+  await pool.query('SELECT pg_stat_statements_reset()');
+}
+
+async function printSyncPgStats(pool: Pool, what: string): Promise<void> {
+  if (process.env.BENCH_PG_STATS !== '1') return;
+  console.log(`  ${what}:`);
+  const client = await pool.connect();
+  try {
+    await printPgStats(client, 15);
+  } finally {
+    client.release();
   }
 }
 
@@ -458,6 +542,11 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ],
         ['catalog: ratio subscribed / no subscriber', (catalog.subscribed / catalog.none).toFixed(2)],
         [
+          `catalog: the same pass with 10 endpoints and ${fmt(CATALOG_WATCHES)} watches (s)`,
+          `${catalog.watched.toFixed(2)} (${fmt(catalog.watchedEvents)} events, ${fmt(catalog.watchedDeliveries)} deliveries, ${fmt(catalog.watchMatched)} watch.matched of ${fmt(catalog.watchExpected)} expected)`,
+        ],
+        ['catalog: ratio endpoints and watches / no subscriber', (catalog.watched / catalog.none).toFixed(2)],
+        [
           'catalog: empty mirror items/s with the catalog triggers / without',
           `${fmt(emptyRate)} / ${fmt(catalog.emptyWithout)} (${(emptyRate / catalog.emptyWithout).toFixed(2)})`,
         ],
@@ -480,6 +569,18 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         {
           what: 'catalog: 10 subscribed endpoints cost at most 20 % more than none',
           ok: catalog.subscribed <= 1.2 * catalog.none,
+        },
+        {
+          what: 'catalog: the watched pass announces every change once and one watch.matched per drop watch',
+          ok:
+            catalog.watchedEvents === CATALOG_CHANGED &&
+            catalog.watchedDeliveries === 10 * CATALOG_CHANGED &&
+            catalog.watchMatched === catalog.watchExpected &&
+            catalog.watchMatched > 0,
+        },
+        {
+          what: 'catalog: 10 endpoints and the watches cost at most 20 % more than none',
+          ok: catalog.watched <= 1.2 * catalog.none,
         },
       ],
     };

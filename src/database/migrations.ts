@@ -44,6 +44,10 @@ import { CreateCatalogEvents1795841037912 } from '../../migrations/1795841037912
 import { CreateRemovalReasonIndexes1795841037913 } from '../../migrations/1795841037913-CreateRemovalReasonIndexes';
 import { CollectInsertedListings1795841037914 } from '../../migrations/1795841037914-CollectInsertedListings';
 import { CreateLedgerTransactionOrders1795841046033 } from '../../migrations/1795841046033-CreateLedgerTransactionOrders';
+import { DeliveriesWithoutEventForeignKey1795850117301 } from '../../migrations/1795850117301-DeliveriesWithoutEventForeignKey';
+import { DeliveriesIndexedByEvent1795850117302 } from '../../migrations/1795850117302-DeliveriesIndexedByEvent';
+import { CreateOutboxAppendSet1795850117303 } from '../../migrations/1795850117303-CreateOutboxAppendSet';
+import { WatchMatchSetBased1795850117304 } from '../../migrations/1795850117304-WatchMatchSetBased';
 import { NotifyWebhookDeliveries1795850200000 } from '../../migrations/1795850200000-NotifyWebhookDeliveries';
 
 /**
@@ -97,5 +101,9 @@ export const MIGRATIONS = [
   CreateRemovalReasonIndexes1795841037913,
   CollectInsertedListings1795841037914,
   CreateLedgerTransactionOrders1795841046033,
+  DeliveriesWithoutEventForeignKey1795850117301,
+  DeliveriesIndexedByEvent1795850117302,
+  CreateOutboxAppendSet1795850117303,
+  WatchMatchSetBased1795850117304,
   NotifyWebhookDeliveries1795850200000,
 ];

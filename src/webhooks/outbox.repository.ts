@@ -59,8 +59,9 @@ export const PRUNE_BATCH = 5_000;
 
 /**
  * Deletes the oldest events (a prefix of the feed order, at most PRUNE_BATCH, up to the last one older than the
- * retention) and moves the horizon to the last deleted position. Deliveries of deleted events go with them
- * (ON DELETE CASCADE). Only finished transactions' rows (below xmin) are considered, as in the feed.
+ * retention) and moves the horizon to the last deleted position. Deliveries of deleted events go with them (a
+ * statement trigger, migrations/…-DeliveriesWithoutEventForeignKey.ts). Only finished transactions' rows (below xmin)
+ * are considered, as in the feed.
  */
 const PRUNE_SQL = `WITH head AS (
     SELECT xact_id, position, occurred_at FROM outbox_events

@@ -300,6 +300,51 @@ describe('watch match (listings triggers)', () => {
     expect(await reasons()).toEqual(['1@300:listed_under_max', '3@400:listed_under_max']);
   });
 
+  it("a batch's matches: in (event, ticket, watch) feed order, one JSON per listing, delivered by each endpoint's filter", async () => {
+    // One statement announces the batch (outbox_append_set, migrations/…-WatchMatchSetBased.ts): the same feed
+    // order, payloads and fan-out as one outbox_append per match.
+    const endpoint = async (clientId: string, types: string[], enabled = true): Promise<string> => {
+      const [created] = await dataSource.query<{ id: string }[]>(
+        `INSERT INTO webhook_endpoints (client_id, url, event_types, secret, enabled)
+         VALUES ($1, 'https://hooks.example.com/', $2::text[], '\\x00', $3) RETURNING id::text AS id`,
+        [clientId, types, enabled],
+      );
+      return created?.id ?? '';
+    };
+    const every = await endpoint(clientA, []);
+    const named = await endpoint(clientA, ['watch.matched']);
+    await endpoint(clientA, ['listing.listed']);
+    await endpoint(clientA, [], false);
+    await endpoint(clientB, []);
+    const w1 = await watch({ clientId: clientA, maxPriceMinor: 500n, subject: 'bob' });
+    const w2 = await watch({ clientId: clientA, maxPriceMinor: 900n });
+    await writePage([row(EVENT, 2n, 400n), row(EVENT, 1n, 300n), row(EVENT, 3n, 800n)]);
+    const [first, second] = [w1.id, w2.id].toSorted();
+    const found = await matches();
+    expect(found.map((m) => `${m.listing.ticket_id}:${m.watch_id}`)).toEqual([
+      `1:${first}`,
+      `1:${second}`,
+      `2:${first}`,
+      `2:${second}`,
+      `3:${w2.id}`,
+    ]);
+    expect(found.find((m) => m.watch_id === w1.id)?.subject).toBe('bob');
+    expect(found.find((m) => m.watch_id === w2.id)?.subject).toBeNull();
+    expect(new Set(found.map((m) => JSON.stringify(m.listing))).size).toBe(3);
+    const deliveries = await dataSource.query<{ endpoint_id: string; n: number }[]>(
+      `SELECT d.endpoint_id::text, count(*)::int AS n FROM webhook_deliveries d
+       JOIN outbox_events e ON e.id = d.event_id WHERE e.type = 'watch.matched'
+       GROUP BY d.endpoint_id ORDER BY d.endpoint_id`,
+    );
+    expect(deliveries).toEqual(
+      [
+        { endpoint_id: every, n: 5 },
+        { endpoint_id: named, n: 5 },
+      ].toSorted((a, b) => a.endpoint_id.localeCompare(b.endpoint_id)),
+    );
+    await dataSource.query(`DELETE FROM webhook_endpoints`);
+  });
+
   it('without any watch, mirror writes announce nothing', async () => {
     await writePage([row(EVENT, 1n, 1n), row(EVENT, 2n, 2n)]);
     await writePage([row(EVENT, 1n, 0n)]);
