@@ -46,3 +46,17 @@ export async function appendEvents(db: Queryable, events: readonly NewEvent[]): 
   await db.query(statement.text, statement.values);
   return ids;
 }
+
+/** An `order.created` event of `clientId` for order `order` (fixed buyer, listing and price). */
+export const orderCreatedEvent = (clientId: string, order = 'o-1'): NewEvent => ({
+  type: 'order.created',
+  clientId,
+  data: {
+    order_id: order,
+    state: 'created',
+    buyer_subject: 'alice',
+    event_id: '1',
+    ticket_id: '2',
+    expected_price_minor: '1500',
+  },
+});
