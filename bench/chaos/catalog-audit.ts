@@ -13,8 +13,8 @@ export interface CatalogAuditFigures {
   listingsWithEvents: number;
   /** `sync.backfill_completed` of the listings mirror in the client's feed (a PostgreSQL restart looks like a restore). */
   backfills: number;
-  /** Bought listings removed with no event since a backfill that ended after the purchase (that pass may be the
-   * removal: it announces only its marker). */
+  /** Bought listings removed (their mirror `removed_at`) before the last backfill ended, with no event since it
+   * (that quiet pass may be the removal: it announces only its marker). */
   settledByBackfill: number;
   /** Confirmed orders whose listing the mirror holds as removed. */
   soldRemoved: number;
@@ -73,18 +73,15 @@ export async function auditCatalog(
        ORDER BY xact_id, position`,
       [input.clientId],
     );
-    const mirror = await db.query<{ key: string; price: string; active: boolean }>(
+    const mirror = await db.query<{ key: string; price: string; active: boolean; removed_ms: string | null }>(
       `SELECT event_id::text || '/' || ticket_id::text AS key, ask_price_minor::text AS price,
-              removed_at IS NULL AS active
+              removed_at IS NULL AS active, (extract(epoch FROM removed_at) * 1000)::text AS removed_ms
        FROM listings WHERE event_id = ANY ($1::numeric[])`,
       [input.eventIds],
     );
-    const confirmed = await db.query<{ key: string; final_ms: string }>(
-      `SELECT event_id::text || '/' || ticket_id::text AS key,
-              (extract(epoch FROM max(final_at)) * 1000)::text AS final_ms
-       FROM orders
-       WHERE client_id = $1::uuid AND state = 'confirmed' AND event_id = ANY ($2::numeric[])
-       GROUP BY 1`,
+    const confirmed = await db.query<{ key: string }>(
+      `SELECT DISTINCT event_id::text || '/' || ticket_id::text AS key FROM orders
+       WHERE client_id = $1::uuid AND state = 'confirmed' AND event_id = ANY ($2::numeric[])`,
       [input.clientId, input.eventIds],
     );
     const backfills = events.rows.filter((e) => e.type === 'sync.backfill_completed');
@@ -102,7 +99,7 @@ export async function auditCatalog(
       catalogIncoherent: 0,
       catalogMirrorMismatch: 0,
     };
-    const sold = new Map(confirmed.rows.map((r) => [r.key, Number(r.final_ms)]));
+    const sold = new Set(confirmed.rows.map((r) => r.key));
     const told = replay(events.rows, (line) => {
       f.catalogIncoherent++;
       note('incoherent', line);
@@ -123,7 +120,7 @@ export async function auditCatalog(
           `mirror ${row ? (row.active ? `active at ${row.price}` : 'removed') : 'has no row'}`,
       );
     }
-    for (const [key, finalMs] of sold) {
+    for (const key of sold) {
       const row = rows.get(key);
       if (row?.active) {
         f.confirmedStillServed++;
@@ -132,8 +129,8 @@ export async function auditCatalog(
       if (!row) continue;
       f.soldRemoved++;
       const last = told.get(key);
-      if (!last && lastBackfillAt !== null && lastBackfillAt >= finalMs) {
-        // Bought before the last backfill ended: that quiet pass may be what removed it (its marker says so).
+      if (!last && lastBackfillAt !== null && Number(row.removed_ms) <= lastBackfillAt) {
+        // Removed before the last backfill ended: that quiet pass may be what removed it (its marker says so).
         f.settledByBackfill++;
       } else if (!last) {
         // A removal the mirror holds must have been announced: the client was subscribed before the first order.
