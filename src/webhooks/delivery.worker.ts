@@ -21,14 +21,11 @@ import { WebhooksMetrics, type TryOutcome } from './webhooks.metrics';
  */
 /** Channel notified by every statement inserting deliveries (migration …-NotifyWebhookDeliveries): the wake-up. */
 export const WEBHOOK_DELIVERIES_CHANNEL = 'webhook_deliveries';
-/** Notifications within this long make one pass (DeliveryWorker.nudgeSoon). */
-const WAKE_COALESCE_MS = 10;
 
 @Injectable()
 export class DeliveryWorker implements OnApplicationBootstrap {
   private readonly logger = new Logger('Webhooks');
   private readonly loop: WorkerLoop<SendableDelivery>;
-  private nudgeTimer: NodeJS.Timeout | null = null;
 
   constructor(
     private readonly repo: WebhookDeliveryRepository,
@@ -66,23 +63,9 @@ export class DeliveryWorker implements OnApplicationBootstrap {
     if (!this.config.WEBHOOKS_WORKER_ENABLED) return;
     await this.listener.listen(
       WEBHOOK_DELIVERIES_CHANNEL,
-      () => this.nudgeSoon(),
+      () => this.loop.nudge(),
       this.config.WEBHOOKS_WORKER_INTERVAL_MS,
     );
-  }
-
-  /**
-   * One pass per WAKE_COALESCE_MS of notifications: a burst of commits (each order step's events commit on their
-   * own) makes one claim, and the transaction that notified — often an order's insert, whose signing call is built
-   * right after it — is not met by a claim in the same instant.
-   */
-  private nudgeSoon(): void {
-    if (this.nudgeTimer) return;
-    this.nudgeTimer = setTimeout(() => {
-      this.nudgeTimer = null;
-      this.loop.nudge();
-    }, WAKE_COALESCE_MS);
-    this.nudgeTimer.unref();
   }
 
   /** One pass of the loop (claims what is due and starts sending it). Exposed for tests. */
