@@ -48,7 +48,6 @@ import { DeliveriesWithoutEventForeignKey1795850117301 } from '../../migrations/
 import { DeliveriesIndexedByEvent1795850117302 } from '../../migrations/1795850117302-DeliveriesIndexedByEvent';
 import { CreateOutboxAppendSet1795850117303 } from '../../migrations/1795850117303-CreateOutboxAppendSet';
 import { WatchMatchSetBased1795850117304 } from '../../migrations/1795850117304-WatchMatchSetBased';
-import { NotifyWebhookDeliveries1795850200000 } from '../../migrations/1795850200000-NotifyWebhookDeliveries';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -105,5 +104,4 @@ export const MIGRATIONS = [
   DeliveriesIndexedByEvent1795850117302,
   CreateOutboxAppendSet1795850117303,
   WatchMatchSetBased1795850117304,
-  NotifyWebhookDeliveries1795850200000,
 ];

@@ -200,15 +200,6 @@ export class WorkerLoop<T> {
   }
 
   /**
-   * New work may be due (a NOTIFY, PgListener): the pass waiting on the timer runs at once, or, while a pass runs,
-   * one more right after it — as when an item ends under `refill`. Passes stay one at a time, so a burst of nudges
-   * costs at most one extra pass. Nothing when the loop is not running or no longer claiming.
-   */
-  nudge(): void {
-    this.refill();
-  }
-
-  /**
    * An item ended (spec.refill): its room is claimed again now — the pass waiting on the timer runs at once, or,
    * while a pass runs, one more right after it. Nothing when the loop is not running (tests call tick() by hand) or
    * no longer claiming.

@@ -1,6 +1,5 @@
-import { Injectable, Logger, type OnApplicationBootstrap } from '@nestjs/common';
+import { Injectable, Logger } from '@nestjs/common';
 import { WebhooksConfig } from '../config/webhooks.config';
-import { PgListener } from '../database/pg-listener';
 import { DurableWorkService } from '../durable-work/durable-work.service';
 import type { WorkerLoop } from '../durable-work/worker-loop';
 import { afterFailure } from './delivery.schedule';
@@ -19,11 +18,8 @@ import { WebhooksMetrics, type TryOutcome } from './webhooks.metrics';
  * with the same `webhook-id` (at least once; receivers dedupe by id). Logs carry ids, never URLs, secrets or
  * payloads.
  */
-/** Channel notified by every statement inserting deliveries (migration …-NotifyWebhookDeliveries): the wake-up. */
-export const WEBHOOK_DELIVERIES_CHANNEL = 'webhook_deliveries';
-
 @Injectable()
-export class DeliveryWorker implements OnApplicationBootstrap {
+export class DeliveryWorker {
   private readonly logger = new Logger('Webhooks');
   private readonly loop: WorkerLoop<SendableDelivery>;
 
@@ -35,7 +31,6 @@ export class DeliveryWorker implements OnApplicationBootstrap {
     private readonly metrics: WebhooksMetrics,
     private readonly config: WebhooksConfig,
     private readonly work: DurableWorkService,
-    private readonly listener: PgListener,
   ) {
     this.loop = work.loop({
       name: 'webhook_deliveries',
@@ -51,21 +46,6 @@ export class DeliveryWorker implements OnApplicationBootstrap {
       work: (claim) => this.deliver(claim),
     });
     metrics.watchOldestUndelivered(() => repo.oldestUndelivered());
-  }
-
-  /**
-   * New deliveries wake the worker: every statement inserting `webhook_deliveries` notifies (migration
-   * …-NotifyWebhookDeliveries), so an idle worker claims them at once, not on its next timer pass (up to
-   * WEBHOOKS_WORKER_INTERVAL_MS later). A hint only: the timer still runs every pass, and a lost LISTEN connection
-   * only brings back the timer's latency until it reconnects.
-   */
-  async onApplicationBootstrap(): Promise<void> {
-    if (!this.config.WEBHOOKS_WORKER_ENABLED) return;
-    await this.listener.listen(
-      WEBHOOK_DELIVERIES_CHANNEL,
-      () => this.loop.nudge(),
-      this.config.WEBHOOKS_WORKER_INTERVAL_MS,
-    );
   }
 
   /** One pass of the loop (claims what is due and starts sending it). Exposed for tests. */

@@ -3,7 +3,6 @@ import { AuthModule } from '../auth/auth.module';
 import { PaginationModule } from '../common/pagination.module';
 import { AuthConfig } from '../config/auth.config';
 import { WebhooksConfig } from '../config/webhooks.config';
-import { DatabaseModule } from '../database/database.module';
 import { DurableWorkModule } from '../durable-work/durable-work.module';
 import { AddressPolicy, WEBHOOKS_PRODUCTION } from './address.policy';
 import { DeliveryWorker } from './delivery.worker';
@@ -36,8 +35,7 @@ import { WebhooksService } from './webhooks.service';
  * revocations) from AuthModule, MetricsService from the global MetricsModule.
  */
 @Module({
-  // DatabaseModule: the LISTEN connection (PgListener) that wakes the delivery worker.
-  imports: [AuthModule, DatabaseModule, DurableWorkModule, PaginationModule],
+  imports: [AuthModule, DurableWorkModule, PaginationModule],
   controllers: [WebhookEndpointsController, NotificationsController],
   providers: [
     WebhooksService,
