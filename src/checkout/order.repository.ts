@@ -3,7 +3,8 @@
 // conditional UPDATE with its audit row) stays side by side so one table's locking and fencing rules read in one
 // place; split by statement, they would spread over files that all share the same row mapping and guards.
 import { createHash } from 'node:crypto';
-import { escapeLiteral, type Pool, type PoolClient } from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import { inlineParams } from '../database/inline-params';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { CheckoutConfig } from '../config/checkout.config';
@@ -205,17 +206,6 @@ function isKeyConflict(error: unknown): boolean {
   return e?.code === '23505' && e.constraint === ORDER_KEY_CONSTRAINT;
 }
 
-/** Inlines `$n` parameters as quoted literals (pg's escapeLiteral; null → NULL) for a simple query. */
-function inlineParams(sql: string, params: readonly unknown[]): string {
-  return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
-    const value = params[Number(n) - 1];
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value !== 'string' && typeof value !== 'number')
-      throw new Error(`cannot inline parameter ${n}`);
-    return escapeLiteral(String(value));
-  });
-}
-
 /**
  * Every write of `orders`, `order_steps` and `order_traces`, and every read of them but the status page's figures
  * (order-figures.repository.ts). Checkout names these tables in SQL only in src/checkout/ (`npm run lint:deps`), but
@@ -285,7 +275,7 @@ export class OrderRepository {
     try {
       // One round trip: a multi-statement simple query runs as one transaction, each statement with its own
       // snapshot, so the second one sees every order committed before the lock was granted. Simple queries take
-      // no parameters: every value is inlined as a quoted literal (pg's escapeLiteral).
+      // no parameters: every value is inlined as a literal (database/inline-params.ts).
       // A replay (the key already has its order) takes no lock: it is answered by the second statement alone.
       // Both statements are prepared on this connection (parsed and planned once, not on every order) and run
       // with EXECUTE in that one query.

@@ -1,7 +1,8 @@
 import type { Logger } from '@nestjs/common';
-import { escapeLiteral, type QueryResult } from 'pg';
+import type { QueryResult } from 'pg';
 import type { DataSource } from 'typeorm';
 import { pgPool } from '../database/data-source';
+import { inlineParams } from '../database/inline-params';
 import type { DurableWorkMetrics } from './durable-work.metrics';
 import {
   claimDueSql,
@@ -9,7 +10,6 @@ import {
   claimLockSql,
   claimOneSql,
   fairRoomSql,
-  inlineParams,
   oldestDueAgeSql,
   type FairShare,
   type LeasedTable,
@@ -124,7 +124,7 @@ export class LeaseQueue {
 
   /** The lock and the claim in one implicit transaction (simple protocol: no parameters, so they are literals). */
   private async serialQuery(sql: string, params: unknown[]): Promise<LeasedRow[]> {
-    const text = `${claimLockSql(this.spec.name)};\n${inlineParams(sql, params, escapeLiteral)}`;
+    const text = `${claimLockSql(this.spec.name)};\n${inlineParams(sql, params)}`;
     const results = (await pgPool(this.dataSource).query(text)) as unknown as QueryResult<LeasedRow>[];
     return results[1]?.rows ?? [];
   }

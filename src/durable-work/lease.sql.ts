@@ -215,26 +215,6 @@ export function claimLockSql(name: string): string {
   return `SELECT pg_advisory_xact_lock(${CLAIM_LOCK_CLASSID}, hashtext('${name}'))`;
 }
 
-/**
- * `sql` with its parameters `$1`… written as literals (numbers, strings, null), for a statement sent in one
- * simple-protocol query with others (which takes no parameters). Only for the block's own claim texts, which carry
- * no dollar quoting; a parameter the text names but `params` lacks is an error.
- */
-export function inlineParams(sql: string, params: readonly unknown[], quote: (s: string) => string): string {
-  return sql.replace(/\$(\d+)(?!\d)/g, (_, n: string) => {
-    const index = Number(n) - 1;
-    if (index >= params.length) throw new Error(`claim SQL names $${n} but has ${params.length} parameters`);
-    const value = params[index];
-    if (value === null || value === undefined) return 'NULL';
-    if (typeof value === 'number') {
-      if (!Number.isFinite(value)) throw new Error(`claim parameter $${n} is not a finite number`);
-      return String(value);
-    }
-    if (typeof value === 'string' || typeof value === 'bigint') return quote(String(value));
-    throw new Error(`claim parameter $${n} has type ${typeof value}`);
-  });
-}
-
 /** The age of the oldest due row whose lease is free (seconds; 0 when none): how far behind the workers are. */
 export function oldestDueAgeSql(table: LeasedTable, filter = 'true'): string {
   return `SELECT COALESCE(EXTRACT(EPOCH FROM clock_timestamp() - min(next_attempt_at)), 0)::float8 AS age
