@@ -15,7 +15,7 @@ import { AuthBootstrap } from './auth.bootstrap';
 import { AuthController } from './auth.controller';
 import { ClientThrottlerGuard } from './client-throttler.guard';
 import { FailedAuthLimiter } from './failed-auth.limiter';
-import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
+import { RateLimitStoreModule, SlidingWindowThrottlerStorage } from './sliding-window.storage';
 
 /**
  * The service's own callers: API keys (hashed), the global access guard (authentication, scopes),
@@ -31,8 +31,9 @@ import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
     // The live replica count that divides every client's budget.
     ReplicasModule,
     ThrottlerModule.forRootAsync({
-      inject: [AuthConfig],
-      useFactory: (config: AuthConfig) => ({
+      imports: [RateLimitStoreModule],
+      inject: [AuthConfig, SlidingWindowThrottlerStorage],
+      useFactory: (config: AuthConfig, storage: SlidingWindowThrottlerStorage) => ({
         throttlers: [
           {
             name: 'default',
@@ -42,7 +43,7 @@ import { SlidingWindowThrottlerStorage } from './sliding-window.storage';
           },
         ],
         // Exact sliding window like the stock store, O(1) per request instead of O(hits in window).
-        storage: new SlidingWindowThrottlerStorage(),
+        storage,
       }),
     }),
   ],

@@ -1,4 +1,4 @@
-import type { OnApplicationShutdown } from '@nestjs/common';
+import { Inject, Injectable, Module, Optional, type OnApplicationShutdown } from '@nestjs/common';
 import type { ThrottlerStorage } from '@nestjs/throttler';
 
 /** What a store answers per request (the package does not export the interface by name). */
@@ -14,6 +14,9 @@ interface Window {
 }
 
 const INITIAL_CAPACITY = 16;
+
+/** The store's clock (milliseconds); Date.now unless a test provides another. */
+export const RATE_LIMIT_CLOCK = Symbol('RATE_LIMIT_CLOCK');
 const SWEEP_EVERY_MS = 60_000;
 
 /**
@@ -29,11 +32,12 @@ const SWEEP_EVERY_MS = 60_000;
  * so expired ones leave from the head and the oldest is the head: amortised O(1) per request, memory
  * 8 bytes per counted hit (at most `limit` per key), grown on demand.
  */
+@Injectable()
 export class SlidingWindowThrottlerStorage implements ThrottlerStorage, OnApplicationShutdown {
   private readonly windows = new Map<string, Window>();
   private sweepTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly clock: () => number = Date.now) {}
+  constructor(@Optional() @Inject(RATE_LIMIT_CLOCK) private readonly clock: () => number = Date.now) {}
 
   get keys(): number {
     return this.windows.size;
@@ -141,3 +145,11 @@ function push(window: Window, expiry: number, limit: number): void {
   window.expiries[(window.head + window.size) % capacity] = expiry;
   window.size++;
 }
+
+/**
+ * The store as a provider, so the throttler's options take it by injection (AuthModule's
+ * `ThrottlerModule.forRootAsync`) rather than building it inside their factory. Its only provider is the store:
+ * the throttler module hands the same instance to every guard and to FailedAuthLimiter.
+ */
+@Module({ providers: [SlidingWindowThrottlerStorage], exports: [SlidingWindowThrottlerStorage] })
+export class RateLimitStoreModule {}
