@@ -8,6 +8,7 @@ import { ProcessGroup, sleep } from './chaos/processes';
 import { SANDBOX_API_KEY, SandboxProcess } from './chaos/sandbox-process';
 import { replicaEnv } from './chaos/service-env';
 import { ServiceReplica } from './chaos/service-replica';
+import { perMillion, tableSizes } from './db-size';
 import { printPgStats } from './pg-stats';
 import type { BenchReport } from './report';
 
@@ -118,6 +119,18 @@ async function directPurchase(
   }
   throw new Error('direct purchase did not confirm');
 }
+
+/** The tables an order writes to (checkout, its ledger transaction, their outbox events and deliveries). */
+const ORDER_TABLES = [
+  'orders',
+  'order_steps',
+  'order_traces',
+  'ledger_transactions',
+  'ledger_transaction_events',
+  'ledger_transaction_orders',
+  'outbox_events',
+  'webhook_deliveries',
+] as const;
 
 /**
  * `npm run bench -- checkout`: the service's own overhead per order. Orders are placed one at a time
@@ -290,6 +303,10 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
       ticket++;
       await directPurchase(sandbox.url, protocol, buyers[ticket], String(ticket), {});
     }
+    // What an order leaves on disk (DEPLOY.md sizing): every table an order writes, read after the warm-up (so
+    // no table's first pages count) and after the last order is settled. Heap includes row versions that
+    // autovacuum has not yet reclaimed (each order's rows are updated as it moves).
+    const sizesBefore = await tableSizes(db, ORDER_TABLES);
     for (let i = 0; i < orders; i++) {
       await placeOrder(true);
       ticket++;
@@ -301,6 +318,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
     }
     const p50 = percentile(overhead, 50);
     await printPgStats(db);
+    const onDisk = perMillion(sizesBefore, await tableSizes(db, ORDER_TABLES), orders);
     // Where the service's time goes: median time from each committed step to the next (order_steps audit).
     const steps = await db.query<{ step: string; n: string; p50: string }>(
       `SELECT step, count(*) AS n, percentile_cont(0.5) WITHIN GROUP (ORDER BY d) AS p50 FROM (
@@ -373,6 +391,7 @@ export async function benchCheckout(orders: number): Promise<BenchReport> {
             ? `one endpoint registered: ${delivered} deliveries received during the run`
             : 'no endpoint (BENCH_CHECKOUT_WEBHOOKS=0)',
         ],
+        ['on disk per million orders', onDisk],
         [
           'direct: median ms per phase',
           Object.entries(phases)
