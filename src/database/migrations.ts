@@ -50,6 +50,8 @@ import { CreateOutboxAppendSet1795850117303 } from '../../migrations/17958501173
 import { WatchMatchSetBased1795850117304 } from '../../migrations/1795850117304-WatchMatchSetBased';
 import { WatchMatchCooldownOnlyTouch1795850117310 } from '../../migrations/1795850117310-WatchMatchCooldownOnlyTouch';
 import { WatchAlertsWithoutWatchForeignKey1795850117311 } from '../../migrations/1795850117311-WatchAlertsWithoutWatchForeignKey';
+import { OutboxEventIdCheckWithoutRepeat1795850117312 } from '../../migrations/1795850117312-OutboxEventIdCheckWithoutRepeat';
+import { DropOutboxOccurredIndex1795850117313 } from '../../migrations/1795850117313-DropOutboxOccurredIndex';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -108,4 +110,6 @@ export const MIGRATIONS = [
   WatchMatchSetBased1795850117304,
   WatchMatchCooldownOnlyTouch1795850117310,
   WatchAlertsWithoutWatchForeignKey1795850117311,
+  OutboxEventIdCheckWithoutRepeat1795850117312,
+  DropOutboxOccurredIndex1795850117313,
 ];
