@@ -135,6 +135,36 @@ describe('watch match (listings triggers)', () => {
     ]);
   });
 
+  it('formats every price as watch_money does (decimals 0, 2, 6, 18; small, round, u64 max; previous too)', async () => {
+    // The match writes the formatting out (migrations/…-WatchMatchCooldownOnlyTouch.ts); watch_money is the reference.
+    const prices = [1n, 10n, 1_000_000n, 79_500_000n, 123_456_789n, 18446744073709551615n];
+    for (const decimals of [0, 2, 6, 18]) {
+      await dataSource.query(`DELETE FROM protocol_config`);
+      await dataSource.query(`DELETE FROM outbox_events`);
+      await dataSource.query(`DELETE FROM watches`);
+      await dataSource.query(`DELETE FROM listings`);
+      await dataSource.query(
+        `INSERT INTO protocol_config (stablecoin_decimals, stablecoin_mint, raw, fetched_at)
+         VALUES ($1, 'MINT', '{}', now())`,
+        [decimals],
+      );
+      await watch({ clientId: clientA, minDropPercent: 1 });
+      await writePage(prices.map((p, i) => row(EVENT, BigInt(i + 1), p)));
+      // Each listing drops to a tenth (1 to 0): previous_price is formatted too.
+      await writePage(prices.map((p, i) => row(EVENT, BigInt(i + 1), p > 9n ? p / 10n : 0n)));
+      const found = await matches();
+      expect(found).toHaveLength(prices.length);
+      for (const m of found) {
+        const [expected] = await dataSource.query<{ price: unknown; previous: unknown }[]>(
+          `SELECT watch_money($1::numeric, $3::smallint, 'MINT') AS price,
+                  watch_money($2::numeric, $3::smallint, 'MINT') AS previous`,
+          [m.listing.price.minor, m.previous_price?.minor, decimals],
+        );
+        expect({ price: m.listing.price, previous: m.previous_price }).toEqual(expected);
+      }
+    }
+  });
+
   it('formats nothing while the protocol config is unknown (minor units and the reason)', async () => {
     await watch({ clientId: clientA, maxPriceMinor: 100n });
     await writePage([row(EVENT, 1n, 100n)]);
