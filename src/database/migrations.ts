@@ -48,6 +48,10 @@ import { DeliveriesWithoutEventForeignKey1795850117301 } from '../../migrations/
 import { DeliveriesIndexedByEvent1795850117302 } from '../../migrations/1795850117302-DeliveriesIndexedByEvent';
 import { CreateOutboxAppendSet1795850117303 } from '../../migrations/1795850117303-CreateOutboxAppendSet';
 import { WatchMatchSetBased1795850117304 } from '../../migrations/1795850117304-WatchMatchSetBased';
+import { WatchMatchCooldownOnlyTouch1795850117310 } from '../../migrations/1795850117310-WatchMatchCooldownOnlyTouch';
+import { WatchAlertsWithoutWatchForeignKey1795850117311 } from '../../migrations/1795850117311-WatchAlertsWithoutWatchForeignKey';
+import { OutboxEventIdCheckWithoutRepeat1795850117312 } from '../../migrations/1795850117312-OutboxEventIdCheckWithoutRepeat';
+import { DropOutboxOccurredIndex1795850117313 } from '../../migrations/1795850117313-DropOutboxOccurredIndex';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -104,4 +108,8 @@ export const MIGRATIONS = [
   DeliveriesIndexedByEvent1795850117302,
   CreateOutboxAppendSet1795850117303,
   WatchMatchSetBased1795850117304,
+  WatchMatchCooldownOnlyTouch1795850117310,
+  WatchAlertsWithoutWatchForeignKey1795850117311,
+  OutboxEventIdCheckWithoutRepeat1795850117312,
+  DropOutboxOccurredIndex1795850117313,
 ];

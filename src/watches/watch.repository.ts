@@ -39,8 +39,14 @@ export interface WatchFilters {
   eventId?: bigint;
 }
 
+/**
+ * `last_alerted_at` is the watch's latest alert (`watch_alerts`, through its primary key, which starts with the
+ * watch): the match keeps the column on `watches` only for a watch with a cooldown, the one reader of it
+ * (migrations/…-WatchMatchCooldownOnlyTouch.ts); both are the alerting transaction's `now()`.
+ */
 const COLUMNS = `id, client_id, event_id::text AS event_id, query, max_price_minor::text AS max_price_minor,
-  min_drop_percent, subject, cooldown_seconds, expires_at, last_alerted_at, created_at,
+  min_drop_percent, subject, cooldown_seconds, expires_at,
+  (SELECT max(a.alerted_at) FROM watch_alerts a WHERE a.watch_id = watches.id) AS last_alerted_at, created_at,
   created_at::text AS created_key, (expires_at IS NOT NULL AND expires_at <= now()) AS expired`;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
@@ -129,7 +135,7 @@ export class WatchRepository {
     );
   }
 
-  /** Deletes the watch and what it alerted (cascade); false when the client has no such watch. */
+  /** Deletes the watch and what it alerted (a statement trigger on `watches`); false when the client has no such watch. */
   async delete(clientId: string, id: string): Promise<boolean> {
     if (!isWatchId(id)) return false;
     const rows = await this.dataSource.query<[unknown[], number] | unknown[]>(

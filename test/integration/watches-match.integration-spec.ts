@@ -135,6 +135,36 @@ describe('watch match (listings triggers)', () => {
     ]);
   });
 
+  it('formats every price as watch_money does (decimals 0, 2, 6, 18; small, round, u64 max; previous too)', async () => {
+    // The match writes the formatting out (migrations/…-WatchMatchCooldownOnlyTouch.ts); watch_money is the reference.
+    const prices = [1n, 10n, 1_000_000n, 79_500_000n, 123_456_789n, 18446744073709551615n];
+    for (const decimals of [0, 2, 6, 18]) {
+      await dataSource.query(`DELETE FROM protocol_config`);
+      await dataSource.query(`DELETE FROM outbox_events`);
+      await dataSource.query(`DELETE FROM watches`);
+      await dataSource.query(`DELETE FROM listings`);
+      await dataSource.query(
+        `INSERT INTO protocol_config (stablecoin_decimals, stablecoin_mint, raw, fetched_at)
+         VALUES ($1, 'MINT', '{}', now())`,
+        [decimals],
+      );
+      await watch({ clientId: clientA, minDropPercent: 1 });
+      await writePage(prices.map((p, i) => row(EVENT, BigInt(i + 1), p)));
+      // Each listing drops to a tenth (1 to 0): previous_price is formatted too.
+      await writePage(prices.map((p, i) => row(EVENT, BigInt(i + 1), p > 9n ? p / 10n : 0n)));
+      const found = await matches();
+      expect(found).toHaveLength(prices.length);
+      for (const m of found) {
+        const [expected] = await dataSource.query<{ price: unknown; previous: unknown }[]>(
+          `SELECT watch_money($1::numeric, $3::smallint, 'MINT') AS price,
+                  watch_money($2::numeric, $3::smallint, 'MINT') AS previous`,
+          [m.listing.price.minor, m.previous_price?.minor, decimals],
+        );
+        expect({ price: m.listing.price, previous: m.previous_price }).toEqual(expected);
+      }
+    }
+  });
+
   it('formats nothing while the protocol config is unknown (minor units and the reason)', async () => {
     await watch({ clientId: clientA, maxPriceMinor: 100n });
     await writePage([row(EVENT, 1n, 100n)]);
@@ -343,6 +373,57 @@ describe('watch match (listings triggers)', () => {
       ].toSorted((a, b) => a.endpoint_id.localeCompare(b.endpoint_id)),
     );
     await dataSource.query(`DELETE FROM webhook_endpoints`);
+  });
+
+  it("last_alerted_at: read from the watch's alerts; the watch row is written only for a cooldown", async () => {
+    // migrations/…-WatchMatchCooldownOnlyTouch.ts: the column is the cooldown's state, kept for cooldown watches only.
+    const plain = await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const cooled = await watch({ clientId: clientA, maxPriceMinor: 500n, cooldownSeconds: 60 });
+    expect((await watches.get(clientA, plain.id))?.last_alerted_at).toBeNull();
+    await writePage([row(EVENT, 1n, 300n)]);
+    const column = async (id: string): Promise<Date | null> =>
+      (
+        await dataSource.query<{ at: Date | null }[]>(
+          `SELECT last_alerted_at AS at FROM watches WHERE id = $1`,
+          [id],
+        )
+      )[0]?.at ?? null;
+    const [alert] = await dataSource.query<{ at: Date }[]>(
+      `SELECT alerted_at AS at FROM watch_alerts WHERE watch_id = $1`,
+      [plain.id],
+    );
+    expect(alert).toBeDefined();
+    expect(await column(plain.id)).toBeNull();
+    expect(await column(cooled.id)).toEqual(alert?.at);
+    expect((await watches.get(clientA, plain.id))?.last_alerted_at).toEqual(alert?.at);
+    expect((await watches.get(clientA, cooled.id))?.last_alerted_at).toEqual(alert?.at);
+    // A later alert is the one shown (the latest of the watch's alerts).
+    await writePage([row(EVENT, 2n, 200n)]);
+    const shown = (await watches.page(clientA, 10, null, {})).find((w) => w.id === plain.id)?.last_alerted_at;
+    expect(shown?.getTime()).toBeGreaterThan(alert?.at.getTime() ?? Infinity);
+    expect(await column(plain.id)).toBeNull();
+  });
+
+  it("deleting a watch deletes its alerts (a statement trigger, not a foreign key's cascade)", async () => {
+    const kept = await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const gone = await watch({ clientId: clientA, maxPriceMinor: 500n });
+    const third = await watch({ clientId: clientB, maxPriceMinor: 500n });
+    await writePage([row(EVENT, 1n, 300n), row(EVENT, 2n, 400n)]);
+    const alerts = async (): Promise<Record<string, number>> =>
+      Object.fromEntries(
+        (
+          await dataSource.query<{ id: string; n: number }[]>(
+            `SELECT watch_id::text AS id, count(*)::int AS n FROM watch_alerts GROUP BY watch_id`,
+          )
+        ).map((r) => [r.id, r.n]),
+      );
+    expect(await alerts()).toEqual({ [kept.id]: 2, [gone.id]: 2, [third.id]: 2 });
+    expect(await watches.delete(clientA, gone.id)).toBe(true);
+    expect(await alerts()).toEqual({ [kept.id]: 2, [third.id]: 2 });
+    await dataSource.query(`DELETE FROM watches WHERE client_id = $1`, [clientB]);
+    expect(await alerts()).toEqual({ [kept.id]: 2 });
+    await dataSource.query(`TRUNCATE watches`);
+    expect(await alerts()).toEqual({});
   });
 
   it('without any watch, mirror writes announce nothing', async () => {

@@ -188,6 +188,27 @@ describe(OutboxRepository.name, () => {
     }
   });
 
+  it('an event id is `evt_` and exactly 32 lower-case hex digits (the check, migrations/…-OutboxEventIdCheckWithoutRepeat.ts)', async () => {
+    const insert = (id: string) =>
+      dataSource.query(
+        `INSERT INTO outbox_events (id, type, version, client_id, payload) VALUES ($1, 'order.created', 1, NULL, '{}')`,
+        [id],
+      );
+    const hex = '0123456789abcdef0123456789abcdef';
+    for (const bad of [
+      `evt_${hex.slice(1)}`,
+      `evt_${hex}0`,
+      `evt_${hex.slice(1)}g`,
+      `evt_${hex.toUpperCase()}`,
+      `evx_${hex}`,
+      `evt_${hex.slice(1)}\n`,
+      `xevt_${hex.slice(2)}`,
+    ])
+      await expect(insert(bad)).rejects.toThrow(/outbox_events_id_check/);
+    await insert(`evt_${hex}`);
+    await dataSource.query(`DELETE FROM outbox_events WHERE id = $1`, [`evt_${hex}`]);
+  });
+
   describe('feed', () => {
     it('is gap-free: an event committed first but written by a younger transaction waits for the older one', async () => {
       const older = await begin();
