@@ -23,6 +23,7 @@ import { startEmbeddedPostgres, type RunningPostgres } from '../src/database/emb
 import { httpGet, walkListingsRaw } from './sandbox-walk';
 import { UpstreamClient } from '../src/upstream/upstream.client';
 import { walkStaticPages } from './http-walk';
+import { perMillion, tableSizes } from './db-size';
 import { printPgStats } from './pg-stats';
 import type { BenchReport } from './report';
 
@@ -437,6 +438,9 @@ async function printSyncPgStats(pool: Pool, what: string): Promise<void> {
  * rows loaded with COPY + merge (and with unnest + merge), the sandbox vs a bare server serving the same
  * page bytes, and the client walk vs a bare GET + JSON.parse walk.
  */
+/** The mirror's tables: what a full pass into an empty mirror leaves on disk. */
+const MIRROR_TABLES = ['events', 'listings', 'event_freshness'] as const;
+
 export async function benchCatalogSync(listings: number): Promise<BenchReport> {
   const db = await database();
   const sandbox = await spawnSandbox(listings);
@@ -451,8 +455,10 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     logger: pino({ level: 'warn' }),
   });
   try {
-    // 1. Into an empty mirror.
+    // 1. Into an empty mirror (and what the mirror then holds on disk, for DEPLOY.md's sizing).
+    const sizesBefore = await tableSizes(pool, MIRROR_TABLES);
     const empty = await syncPass(pool, upstream);
+    const onDisk = perMillion(sizesBefore, await tableSizes(pool, MIRROR_TABLES), listings);
     // 2. Over the full mirror: 10% of rows differ from the upstream, 1% are gone upstream.
     // BENCH_SYNC_WATCHES=N (opt-in, 0 included): the 10% are also priced 25% above the upstream in the mirror, so
     // the pass sees each of them drop 20% (what price watches react to), and N watches are seeded first.
@@ -529,6 +535,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],
         ['ratio sync (full, 10%/1%) / COPY baseline', (changedRate / copyRate).toFixed(2)],
         ['peak RSS of the syncing process MB', peakRss.toFixed(0)],
+        ['mirror on disk per million listings (after the empty pass)', onDisk],
         ['memory (empty pass)', empty.memory],
         ['memory (full pass)', changed.memory],
         ['stage: sandbox (GET + JSON.parse) items/s', fmt(rawRate)],

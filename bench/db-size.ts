@@ -1,4 +1,4 @@
-import type { Client } from 'pg';
+import type { ClientBase, Pool } from 'pg';
 
 /** One table's size on disk: heap with its TOAST (pg_table_size), its indexes, and its live rows. */
 export interface TableSize {
@@ -9,7 +9,7 @@ export interface TableSize {
 }
 
 /** The sizes of `tables` now (a missing table reads as zero). Exact row counts: for the benches' own tables. */
-export async function tableSizes(db: Client, tables: readonly string[]): Promise<TableSize[]> {
+export async function tableSizes(db: Pool | ClientBase, tables: readonly string[]): Promise<TableSize[]> {
   const sizes: TableSize[] = [];
   for (const table of tables) {
     const { rows } = await db.query<{ heap: string; indexes: string; n: string }>(
