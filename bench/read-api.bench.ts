@@ -7,6 +7,7 @@ import { Client } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
 import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
+import { clusterCpuSeconds, cpuSecondsOf, postmasterPidOf } from './read-api.cpu';
 import { getJson, runLoad, summarize, type LoadResult, type LoadSample } from './read-api.load';
 import type { BenchReport } from './report';
 
@@ -180,6 +181,8 @@ export async function benchReadApi(): Promise<BenchReport> {
     settings: { fsync: 'off', synchronous_commit: 'off', full_page_writes: 'off', max_connections: '200' },
   });
   const results = new Map<string, LoadResult>();
+  /** CPU seconds per scenario and server while it was loaded: load generator, server process, PostgreSQL. */
+  const cpu = new Map<string, { load: number; server: number; postgres: number }>();
   try {
     const admin = new Client({ connectionString: pg.url });
     await admin.connect();
@@ -284,12 +287,27 @@ export async function benchReadApi(): Promise<BenchReport> {
         const samples = new Map<Flavour, LoadSample[]>();
         for (let slice = 0; slice < slices; slice++) {
           for (const [flavour, { server, headers, paths }] of servers) {
+            // Only this server is loaded during its slice: the cluster's CPU meanwhile is its queries'.
+            const postmaster = postmasterPidOf(join(dir, 'cluster'));
+            const pid = server.child.pid ?? 0;
+            const before = {
+              load: process.cpuUsage(),
+              server: cpuSecondsOf(pid),
+              pg: clusterCpuSeconds(postmaster),
+            };
             const sample = await runLoad({
               port: server.port,
               connections: CONNECTIONS,
               seconds: seconds / slices,
               headers,
               nextPath: paths[scenario],
+            });
+            const load = process.cpuUsage(before.load);
+            const used = cpu.get(`${scenario}/${flavour}`) ?? { load: 0, server: 0, postgres: 0 };
+            cpu.set(`${scenario}/${flavour}`, {
+              load: used.load + (load.user + load.system) / 1e6,
+              server: used.server + cpuSecondsOf(pid) - before.server,
+              postgres: used.postgres + clusterCpuSeconds(postmaster) - before.pg,
             });
             samples.set(flavour, [...(samples.get(flavour) ?? []), sample]);
           }
@@ -317,6 +335,14 @@ export async function benchReadApi(): Promise<BenchReport> {
           `${scenario} ${flavour}`,
           `${Math.round(r.rps).toLocaleString('en')} req/s  p50 ${r.p50Ms.toFixed(2)} ms  p99 ${r.p99Ms.toFixed(2)} ms  errors ${r.errors}${ratio}`,
         ]);
+        const used = cpu.get(`${scenario}/${flavour}`);
+        if (used) {
+          const perRequest = (cpuSeconds: number): string => ((cpuSeconds * 1000) / r.requests).toFixed(3);
+          rows.push([
+            `${scenario} ${flavour} CPU`,
+            `ms per request: server ${perRequest(used.server)}  postgres ${perRequest(used.postgres)}  load generator ${perRequest(used.load)}`,
+          ]);
+        }
         targets.push({ what: `${scenario} ${flavour}: no errors`, ok: r.errors === 0 });
       }
       const off = results.get(`${scenario}/cache off`) as LoadResult;

@@ -20,6 +20,7 @@ import { PG_POOL } from '../database/database.module';
 import { isoOf, isoOrNull, keyOf } from './catalog-mirror.timestamps';
 import { mapListing } from './catalog-sync.mapper';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
+import { NameSearchPlans } from './name-search-plan';
 
 // Timestamps leave PostgreSQL as the text of their UTC wall time (exact to the microsecond, so sort keys
 // survive the round trip through a cursor) and become ISO text and keys by string operations
@@ -104,6 +105,37 @@ class Params {
 }
 
 /**
+ * The statement of one page (limit + 1 rows) of active listings, of one event or all, in the requested order,
+ * after the keyset position `after` ([price or first-seen key, event_id, ticket_id]). Its text depends only on the
+ * query's shape (sort, which filters, with or without a position); every value is a parameter.
+ */
+function listingsStatement(query: ListingsQuery): { text: string; values: (string | number | null)[] } {
+  const p = new Params();
+  const sort = LISTING_SORTS[query.sort];
+  const where = ['removed_at IS NULL'];
+  const keyCast = query.sort === 'newest' ? 'timestamptz' : 'numeric';
+  if (query.eventId !== undefined) where.push(`event_id = ${p.add(query.eventId, 'numeric')}`);
+  if (query.minPrice !== undefined) where.push(`ask_price_minor >= ${p.add(query.minPrice, 'numeric')}`);
+  if (query.maxPrice !== undefined) where.push(`ask_price_minor <= ${p.add(query.maxPrice, 'numeric')}`);
+  // Within one event the event_id column is constant: compare (key, ticket) so the (event_id, key, ticket)
+  // index serves the range directly.
+  const columns = query.eventId !== undefined ? [sort.all[0], sort.all[2]] : [...sort.all];
+  if (query.after) {
+    const [key, eventId, ticketId] = query.after;
+    const position =
+      query.eventId !== undefined
+        ? [p.add(key, keyCast), p.add(ticketId, 'numeric')]
+        : [p.add(key, keyCast), p.add(eventId, 'numeric'), p.add(ticketId, 'numeric')];
+    where.push(`(${columns.join(', ')}) ${sort.op} (${position.join(', ')})`);
+  }
+  // Qualified: a bare name would sort by the output column of that name (the ::text copy).
+  const order = columns.map((c) => `listings.${c} ${sort.dir}`).join(', ');
+  const text = `SELECT ${LISTING_COLUMNS} FROM listings WHERE ${where.join(' AND ')}
+    ORDER BY ${order} LIMIT ${p.add(query.limit + 1, 'int')}`;
+  return { text, values: p.values };
+}
+
+/**
  * The read side of the mirror in hand-written SQL (the hot paths of the marketplace's pages): keyset pages
  * on the partial indexes of `events`/`listings`, never OFFSET. Runs on the app's pg pool (PG_POOL):
  * one round trip per page, no entity hydration (the rows go straight to the read API's mapper).
@@ -112,6 +144,8 @@ class Params {
 export class CatalogMirrorRepository {
   /** Named prepared statements (a bounded set of texts: fixed fragments only). */
   private readonly statements: PreparedStatements;
+  /** Per search term, which index reads a first page best (name-search-plan.ts). */
+  private readonly searchPlans = new NameSearchPlans();
 
   constructor(
     @InjectDataSource() private readonly dataSource: DataSource,
@@ -139,30 +173,35 @@ export class CatalogMirrorRepository {
    * keyset position `after` ([price or first-seen key, event_id, ticket_id]).
    */
   async listingsPage(query: ListingsQuery): Promise<ListingRow[]> {
-    const p = new Params();
-    const sort = LISTING_SORTS[query.sort];
-    const where = ['removed_at IS NULL'];
-    const keyCast = query.sort === 'newest' ? 'timestamptz' : 'numeric';
-    if (query.eventId !== undefined) where.push(`event_id = ${p.add(query.eventId, 'numeric')}`);
-    if (query.minPrice !== undefined) where.push(`ask_price_minor >= ${p.add(query.minPrice, 'numeric')}`);
-    if (query.maxPrice !== undefined) where.push(`ask_price_minor <= ${p.add(query.maxPrice, 'numeric')}`);
-    // Within one event the event_id column is constant: compare (key, ticket) so the (event_id, key, ticket)
-    // index serves the range directly.
-    const columns = query.eventId !== undefined ? [sort.all[0], sort.all[2]] : [...sort.all];
-    if (query.after) {
-      const [key, eventId, ticketId] = query.after;
-      const position =
-        query.eventId !== undefined
-          ? [p.add(key, keyCast), p.add(ticketId, 'numeric')]
-          : [p.add(key, keyCast), p.add(eventId, 'numeric'), p.add(ticketId, 'numeric')];
-      where.push(`(${columns.join(', ')}) ${sort.op} (${position.join(', ')})`);
-    }
-    // Qualified: a bare name would sort by the output column of that name (the ::text copy).
-    const order = columns.map((c) => `listings.${c} ${sort.dir}`).join(', ');
-    const text = `SELECT ${LISTING_COLUMNS} FROM listings WHERE ${where.join(' AND ')}
-      ORDER BY ${order} LIMIT ${p.add(query.limit + 1, 'int')}`;
+    const { text, values } = listingsStatement(query);
     const read = query.eventId !== undefined ? this.prepared.bind(this) : this.rows.bind(this);
-    return (await read<ListingTextRow>(text, p.values)).map(listingRow);
+    return (await read<ListingTextRow>(text, values)).map(listingRow);
+  }
+
+  /**
+   * Several pages of one event's listings in one round trip, each exactly as `listingsPage` reads it: the
+   * queries must share their shape (sort, which filters, with or without a position; any event, values and
+   * limits), so that their statement is one text. The statement runs once per query (`CROSS JOIN LATERAL`
+   * over the queries' parameters, `unnest`ed as text and cast as in the single statement: the same index range
+   * scan, in a nested loop) and is prepared: the plan is that nested loop whatever the values. Rows come back
+   * per query in its page order (one inner scan's rows, LIMIT after ORDER BY), grouped by `batch_index`.
+   */
+  async listingsPages(queries: readonly ListingsQuery[]): Promise<ListingRow[][]> {
+    const statements = queries.map(listingsStatement);
+    const first = statements[0];
+    if (!first) return [];
+    if (queries.some((q) => q.eventId === undefined) || statements.some((s) => s.text !== first.text))
+      throw new Error("listingsPages: every query must be one event's page of the same shape");
+    const columns = first.values.map((_, i) => `p${i + 1}`);
+    const inner = first.text.replace(/\$(\d+)::/g, (_, i: string) => `k.p${i}::`);
+    const text = `SELECT k.batch_index::int AS batch_index, page.* FROM unnest(${columns.map((_, i) => `$${i + 1}::text[]`).join(', ')})
+      WITH ORDINALITY AS k(${columns.join(', ')}, batch_index) CROSS JOIN LATERAL (${inner}) page`;
+    const values = columns.map((_, i) => statements.map((s) => s.values[i] ?? null));
+    const pages: ListingRow[][] = queries.map(() => []);
+    for (const row of await this.prepared<ListingTextRow & { batch_index: number }>(text, values)) {
+      pages[row.batch_index - 1]?.push(listingRow(row));
+    }
+    return pages;
   }
 
   /** One listing, active or removed (the read API tells the two apart); undefined when never mirrored. */
@@ -196,9 +235,10 @@ export class CatalogMirrorRepository {
   async eventsPage(query: EventsQuery): Promise<EventRow[]> {
     const p = new Params();
     const where = ['removed_at IS NULL'];
+    let pattern = '';
     if (query.nameContains !== undefined) {
-      const pattern = `%${query.nameContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-      where.push(`lower(name) LIKE ${p.add(pattern, 'text')}`);
+      pattern = p.add(`%${query.nameContains.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`, 'text');
+      where.push(`lower(name) LIKE ${pattern}`);
     }
     const limit = p.add(query.limit + 1, 'int');
     const windowed = query.startsAfter !== undefined || query.startsBefore !== undefined;
@@ -212,6 +252,9 @@ export class CatalogMirrorRepository {
     const byStart = 'events.start_at, events.event_id';
     const [afterKey, afterId] = query.after ?? [];
     const parts: string[] = [];
+    if (query.after === undefined && !windowed && query.nameContains !== undefined) {
+      return this.searchFirstPage(query.nameContains.toLowerCase(), { p, pattern, limit }, query.limit + 1);
+    }
     if (query.after === undefined) {
       // A window bounds start_at, which excludes the undated events; without one the index order (NULLS
       // LAST) is already the page order, undated events included: one scan, as a hand-written query.
@@ -235,6 +278,38 @@ export class CatalogMirrorRepository {
     const text = `SELECT ${EVENT_COLUMNS} FROM (${parts.join(' UNION ALL ')}) page
       ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC${parts.length > 1 ? ` LIMIT ${limit}` : ''}`;
     return (await this.rows<EventTextRow>(text, p.values)).map(eventRow);
+  }
+
+  /**
+   * A name search's first page (no window, no cursor): the trigram index, or for a term that fills its page from
+   * the first 10 × (limit + 1) events in start order (name-search-plan.ts) that walk, with the trigram index in
+   * the same statement when the walk falls short (its branch runs only then: a one-time filter). Both give the
+   * exact page; `walked` says which did, and teaches the plan. `pattern` and `limit` are parameters already in `p`.
+   */
+  private async searchFirstPage(
+    term: string,
+    { p, pattern, limit }: { p: Params; pattern: string; limit: string },
+    rows: number,
+  ): Promise<EventRow[]> {
+    const trigram = `SELECT ${EVENT_SCAN_COLUMNS} FROM events WHERE removed_at IS NULL AND lower(name) LIKE ${pattern}
+      ORDER BY events.start_at, events.event_id LIMIT ${limit}`;
+    if (this.searchPlans.plan(term) === 'trigram') {
+      const text = `SELECT ${EVENT_COLUMNS} FROM (${trigram}) page ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC`;
+      return (await this.rows<EventTextRow>(text, p.values)).map(eventRow);
+    }
+    const walkRows = p.add(rows * 10, 'int');
+    const text = `WITH walk AS MATERIALIZED (SELECT ${EVENT_SCAN_COLUMNS} FROM (SELECT ${EVENT_SCAN_COLUMNS} FROM events
+        WHERE removed_at IS NULL ORDER BY events.start_at, events.event_id LIMIT ${walkRows}) w
+        WHERE lower(w.name) LIKE ${pattern} ORDER BY w.start_at, w.event_id LIMIT ${limit})
+      SELECT ${EVENT_COLUMNS}, walked FROM (
+        SELECT walk.*, true AS walked FROM walk WHERE (SELECT count(*) FROM walk) = ${limit}
+        UNION ALL
+        (SELECT ${EVENT_SCAN_COLUMNS}, false FROM events WHERE (SELECT count(*) FROM walk) < ${limit}
+          AND removed_at IS NULL AND lower(name) LIKE ${pattern} ORDER BY events.start_at, events.event_id LIMIT ${limit})
+      ) page ORDER BY page.start_at ASC NULLS LAST, page.event_id ASC`;
+    const found = await this.rows<EventTextRow & { walked: boolean }>(text, p.values);
+    this.searchPlans.learn(term, found[0]?.walked ?? false);
+    return found.map(eventRow);
   }
 
   /** One event, active or removed; undefined when never mirrored. */

@@ -39,6 +39,11 @@ export class CatalogMirrorService {
     return this.repository.listingsPage(query);
   }
 
+  /** Pages of one event's listings of one shape in one round trip (CatalogMirrorRepository.listingsPages). */
+  listingsPages(queries: readonly ListingsQuery[]): Promise<ListingRow[][]> {
+    return this.repository.listingsPages(queries);
+  }
+
   /** Events (active) by (start_at, event_id), unparsed starts last, `limit + 1` rows. */
   eventsPage(query: EventsQuery): Promise<EventRow[]> {
     return this.repository.eventsPage(query);

@@ -10,6 +10,7 @@ import { EVENT_REFRESHER } from './event-refresher';
 import { EventsController } from './events.controller';
 import { ListingsController } from './listings.controller';
 import { ListingBatchReader } from './listing-batch.reader';
+import { ListingPageBatchReader } from './listing-page-batch.reader';
 import { ListingsService } from './listings.service';
 import { MirrorRefreshHandler } from './mirror-refresh.handler';
 import { MIRROR_STATE_REFRESH_MS, MirrorStateTracker } from './mirror-state.tracker';
@@ -50,6 +51,7 @@ import { SellingService } from './selling.service';
     MirrorStateTracker,
     ReadAnswers,
     ListingBatchReader,
+    ListingPageBatchReader,
     ListingsService,
   ],
   exports: [SellingService, ListingsService],

@@ -13,6 +13,7 @@ import { parseRfc3339 } from './dto/rfc3339.validator';
 import { eventGone, eventNotFound, listingGone, listingNotFound } from './listings.errors';
 import { eventView, listingView, moneyView, olderAsOf } from './listing.mapper';
 import { ListingBatchReader } from './listing-batch.reader';
+import { ListingPageBatchReader } from './listing-page-batch.reader';
 import { readLiveListing } from './live-listing.reader';
 import { DatabaseClock } from '../database/database-clock';
 import { MirrorStateTracker } from './mirror-state.tracker';
@@ -69,6 +70,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
     readonly answers: ReadAnswers,
     /** Single-listing reads of one event-loop turn share a round trip (`GET /v1/listings/{e}/{t}`). */
     private readonly listingReads: ListingBatchReader,
+    /** One event's listing pages of one event-loop turn share a round trip (`GET /v1/events/{e}/listings`). */
+    private readonly pageReads: ListingPageBatchReader,
   ) {}
 
   async onModuleInit(): Promise<void> {
@@ -188,7 +191,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
         query.cursor === undefined
           ? undefined
           : listingPosition(this.cursors.decode(query.cursor, binding), sort);
-      const rows = await this.mirror.listingsPage({ sort, eventId: event, minPrice, maxPrice, limit, after });
+      const rows = await this.pageReads.read({ sort, eventId: event, minPrice, maxPrice, limit, after });
       // An empty first page of one event: tell an unknown (404) or removed (410) event from one with nothing.
       if (rows.length === 0 && event !== undefined && after === undefined) await this.requireEvent(event);
       const page = keysetPage(rows, limit, positionOf, this.cursors, binding);
