@@ -563,6 +563,10 @@ async function runScenario(
         )}/s during the changes; ${atWire.total} requests from A's start to the end; budget UPSTREAM_RATE_LIMIT_RPS ${budget}`,
       ],
       [
+        "the sandbox's answers to A (at the proxy)",
+        `first byte after p50 ${atWire.answer.p50} ms, p99 ${atWire.answer.p99} ms, max ${atWire.answer.max} ms; ${atWire.answer.overOneSecond} over 1 s, ${atWire.answer.unanswered} never answered`,
+      ],
+      [
         'A upstream completions/s (not the wire)',
         `max ${maxRate.toFixed(1)}, mean ${meanRate.toFixed(1)}: increase of A's upstream_requests_total (counted when a request completes) between /metrics reads about 1 s apart; completions bunched at a read's edge read high, so no target on it`,
       ],

@@ -63,14 +63,30 @@ export interface WireFigures {
   busiestAligned: number;
   /** Requests a second over the changes' window. */
   meanDuring: number;
+  /** The sandbox's answer time as the proxy saw it (first byte of the answer − arrival), ms: p50, p99, max. */
+  answer: { p50: number; p99: number; max: number; overOneSecond: number; unanswered: number };
 }
+
+const quantile = (sorted: readonly number[], q: number): number =>
+  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
 
 export function wireFigures(requests: readonly ProxiedRequest[], fromMs: number, toMs: number): WireFigures {
   const times = requests.map((r) => r.at);
   const during = times.filter((t) => t >= fromMs && t < toMs);
   const aligned = new Map<number, number>();
   for (const t of times) aligned.set(Math.floor(t / 1000), (aligned.get(Math.floor(t / 1000)) ?? 0) + 1);
+  const answered = requests
+    .filter((r) => r.answeredAt > 0)
+    .map((r) => r.answeredAt - r.at)
+    .sort((a, b) => a - b);
   return {
+    answer: {
+      p50: quantile(answered, 0.5),
+      p99: quantile(answered, 0.99),
+      max: answered.length > 0 ? answered[answered.length - 1] : Number.NaN,
+      overOneSecond: answered.filter((ms) => ms > 1000).length,
+      unanswered: requests.length - answered.length,
+    },
     total: times.length,
     busiest: busiestSecond(times),
     busiestDuring: busiestSecond(during).count,
