@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { dueWalks, HOT_SHARE_IDLE, HotBudget, hotShare, type HotCandidate } from './hot-budget';
+import { dueWalks, HOT_SHARE_IDLE, HotBudget, hotShare, walkSlots, type HotCandidate } from './hot-budget';
 
 const event = (eventId: string, asOfMs: number | null, score = 1, pages = 1): HotCandidate => ({
   eventId,
@@ -111,5 +111,15 @@ describe(dueWalks.name, () => {
     const now = 100_000;
     const sut = dueWalks([event('young', now - 1500), event('due', now - 2900)], now, 3000, 300, new Set());
     expect(sut.map((e) => e.eventId)).toEqual(['due']);
+  });
+});
+
+describe(walkSlots.name, () => {
+  it('is what the budget keeps in flight (rate × walk duration, with half again), between the configured bound and 3× it', () => {
+    expect(walkSlots(45, 50, 4)).toBe(4); // quiet: 45/s × 50 ms = 2.3 in flight
+    expect(walkSlots(45, 150, 4)).toBe(11); // 45 × 0.15 × 1.5 = 10.1
+    expect(walkSlots(45, 370, 4)).toBe(12); // a loaded machine: 25 wanted, 3× the bound
+    expect(walkSlots(45, 370, 8)).toBe(24);
+    expect(walkSlots(0, 370, 4)).toBe(4);
   });
 });

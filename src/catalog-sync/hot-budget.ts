@@ -46,6 +46,29 @@ export class HotBudget {
   }
 }
 
+/**
+ * One-page walks at once, at most, per unit of SYNC_HOT_CONCURRENCY: 12 by default, which leaves a quarter of the
+ * upstream client's bulkhead (UPSTREAM_MAX_CONCURRENCY, 16) to checkout, selling and fresh reads.
+ */
+export const ONE_PAGE_SLOTS_PER_CONCURRENCY = 3;
+/** Walks in flight beyond what Little's law asks for: walk durations vary, and a slot short is a walk not started. */
+const SLOT_HEADROOM = 1.5;
+
+/**
+ * How many hot walks may run at once here. A walk of more than one page holds a pooled connection from its second
+ * page on, so those stay within `concurrency` (SYNC_HOT_CONCURRENCY) — the scheduler counts them apart. A one-page
+ * walk holds no connection while the upstream answers (docs/catalog-sync.md "One-page walks"), so what bounds it is
+ * what the budget needs: by Little's law, starting `ratePerSecond` walks a second that each take `walkMs` keeps
+ * rate × walkMs / 1000 in flight. With headroom, at least `concurrency`, at most ONE_PAGE_SLOTS_PER_CONCURRENCY ×
+ * `concurrency`. A fixed four slots capped a replica at 4 / walk duration: on a loaded machine (walks of ~370 ms,
+ * mostly the upstream's answer) ~11 walks a second of a budget of 45 (session 18). The budget still paces the
+ * walks (HotBudget); slots only stop a slow upstream from idling it. Pure.
+ */
+export function walkSlots(ratePerSecond: number, walkMs: number, concurrency: number): number {
+  const needed = Math.ceil(((Math.max(0, ratePerSecond) * Math.max(0, walkMs)) / 1000) * SLOT_HEADROOM);
+  return Math.min(ONE_PAGE_SLOTS_PER_CONCURRENCY * concurrency, Math.max(concurrency, needed));
+}
+
 /** A hot event as the scheduler ranks it. */
 export interface HotCandidate {
   eventId: string;

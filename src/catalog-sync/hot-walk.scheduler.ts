@@ -5,7 +5,7 @@ import { DurableWorkService } from '../durable-work/durable-work.service';
 import { UpstreamClient } from '../upstream/upstream.client';
 import { SyncMetrics } from './catalog-sync.metrics';
 import { CatalogSyncService } from './catalog-sync.service';
-import { dueWalks, HotBudget, hotShare } from './hot-budget';
+import { dueWalks, HotBudget, hotShare, walkSlots } from './hot-budget';
 import { DEMAND_FLUSH_MS, HotSet } from './hot-set';
 
 /**
@@ -14,8 +14,9 @@ import { DEMAND_FLUSH_MS, HotSet } from './hot-set';
  * starts a walk of each hot event whose data would pass the target (the staleness ceiling) before the next tick
  * plus a walk's duration (a moving average); then, with the budget and slots left, walks of the other hot
  * events whose data is at least SYNC_HOT_MIN_INTERVAL_MS old (the floor), so the hot share of the upstream
- * budget is spent rather than idle. Most stale × most demanded first in each group, at most
- * SYNC_HOT_CONCURRENCY at once here and paced to the hot share of this replica's upstream rate (hot-budget.ts).
+ * budget is spent rather than idle. Most stale × most demanded first in each group, paced to the hot share of
+ * this replica's upstream rate, as many at once as that pace needs (`walkSlots`: a one-page walk holds no database
+ * connection while the upstream answers), and at most SYNC_HOT_CONCURRENCY walks of more than one page (hot-budget.ts).
  * The event's lease makes each walk single-flight across replicas: an event another replica walks now is skipped
  * (`busy`) and counted as walked.
  */
@@ -24,6 +25,8 @@ export class HotWalkScheduler implements OnModuleInit {
   private readonly logger = new Logger('HotWalkScheduler');
   private readonly budget = new HotBudget();
   private readonly inFlight = new Set<string>();
+  /** Walks in flight estimated at more than one page (they hold a pooled connection): SYNC_HOT_CONCURRENCY at most. */
+  private readonly multiPage = new Set<string>();
   /** How long a hot walk takes here (moving average, ms): a walk starts that much before its data is due. */
   private walkMs = 300;
 
@@ -57,7 +60,8 @@ export class HotWalkScheduler implements OnModuleInit {
     if (!this.work.claiming) return;
     const share = hotShare(this.sync.fullPassRunning(), this.config.SYNC_FULL_PASS_MIN_SHARE_PCT);
     this.metrics.hotBudgetShare.set(share);
-    this.budget.refill(performance.now(), this.upstream.currentRatePerSecond * share);
+    const rate = this.upstream.currentRatePerSecond * share;
+    this.budget.refill(performance.now(), rate);
     const due = dueWalks(
       this.hotSet.events(),
       this.clock.nowMs(),
@@ -66,26 +70,37 @@ export class HotWalkScheduler implements OnModuleInit {
       this.inFlight,
       this.config.SYNC_HOT_MIN_INTERVAL_MS,
     );
+    const slots = walkSlots(rate, this.walkMs, this.config.SYNC_HOT_CONCURRENCY);
     // Only due walks (the ceiling) count as skipped; spare-budget walks simply wait for room.
     const skipped = (from: number): number => due.slice(from).filter((e) => e.due).length;
+    let noSlot = 0;
     for (let i = 0; i < due.length; i++) {
-      if (this.inFlight.size >= this.config.SYNC_HOT_CONCURRENCY) {
-        if (skipped(i) > 0) this.metrics.hotWalkSkipped('concurrency', skipped(i));
-        return;
-      }
       const event = due[i];
+      if (this.inFlight.size >= slots) {
+        noSlot += skipped(i);
+        break;
+      }
+      const multiPage = event.pages > 1;
+      if (multiPage && this.multiPage.size >= this.config.SYNC_HOT_CONCURRENCY) {
+        // No connection for another long walk; the one-page walks ranked after it still go.
+        if (event.due) noSlot++;
+        continue;
+      }
       if (!this.budget.take(event.pages)) {
         if (skipped(i) > 0) this.metrics.hotWalkSkipped('budget', skipped(i));
-        return;
+        break;
       }
       this.inFlight.add(event.eventId);
+      if (multiPage) this.multiPage.add(event.eventId);
       void this.walk(event.eventId, event.pages).then((completed) => {
         this.inFlight.delete(event.eventId);
+        this.multiPage.delete(event.eventId);
         // A completed walk frees a slot and settles its pages: use them now rather than at the next timed tick.
         // (A walk that failed or did not run waits for the timer: no tight loop against a failing dependency.)
         if (completed) setImmediate(() => this.tick());
       });
     }
+    if (noSlot > 0) this.metrics.hotWalkSkipped('concurrency', noSlot);
   }
 
   /** One walk; true when it completed (and a tick may follow at once). Never rejects. */

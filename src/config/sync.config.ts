@@ -141,7 +141,10 @@ export class SyncConfig {
   @EnvInt(1, 100_000)
   SYNC_HOT_MAX_EVENTS = 200;
 
-  /** Hot walks running at once on this replica. */
+  /**
+   * Hot walks of more than one page (each holds a pooled connection) running at once on this replica; one-page
+   * walks run as many at once as the hot budget needs, at least this and at most 3× this (catalog-sync/hot-budget.ts).
+   */
   @EnvInt(1, 64)
   SYNC_HOT_CONCURRENCY = 4;
 

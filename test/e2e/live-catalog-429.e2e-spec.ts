@@ -5,6 +5,7 @@ import {
   type LiveCatalogRig,
   type Replica,
 } from '../support/live-catalog-rig';
+import { busiestSecond } from '../support/counting-proxy';
 import { waitUntil } from '../support/wait';
 
 /** UPSTREAM_RATE_LIMIT_RPS: the whole service's upstream budget (one replica here: all of it). */
@@ -20,17 +21,6 @@ async function counter(rig: LiveCatalogRig, replica: Replica, sample: string): P
 }
 
 const pause = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-
-/** The most requests that arrived within any one second (half-open sliding window over arrival times). */
-function busiestSecond(times: readonly number[]): { count: number; at: number } {
-  const sorted = [...times].sort((x, y) => x - y);
-  let best = { count: 0, at: 0 };
-  for (let i = 0, j = 0; j < sorted.length; j++) {
-    while (sorted[j] - sorted[i] >= 1000) i++;
-    if (j - i + 1 > best.count) best = { count: j - i + 1, at: sorted[i] };
-  }
-  return best;
-}
 
 /**
  * Issue 30's acceptance, a 429 storm: one replica keeps ten read events hot (hot walks paced to its upstream
