@@ -265,10 +265,14 @@ describe('Watches (e2e)', () => {
       previous_price: null,
       reason: 'listed_under_max',
     });
-    const feed = await request(server).get('/v1/notifications').set(bearer(client.key)).expect(200);
-    const matched = (feed.body.items as { id: string; type: string }[]).filter(
-      (e) => e.type === 'watch.matched',
-    );
+    // The feed serves an event once every transaction older than it has ended, cluster-wide (the feed's gap-free
+    // rule): another test's open transaction on the shared cluster can hold it back for a moment after delivery.
+    let matched: { id: string; type: string }[] = [];
+    await waitUntil(async () => {
+      const feed = await request(server).get('/v1/notifications').set(bearer(client.key)).expect(200);
+      matched = (feed.body.items as { id: string; type: string }[]).filter((e) => e.type === 'watch.matched');
+      return matched.length > 0;
+    }, 10_000);
     expect(matched.map((e) => e.id)).toEqual([verified.id]);
     const theirs = await request(server).get('/v1/notifications').set(bearer(other.key)).expect(200);
     expect((theirs.body.items as { type: string }[]).filter((e) => e.type === 'watch.matched')).toEqual([]);
