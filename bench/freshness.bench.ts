@@ -20,7 +20,7 @@ import {
   type BrowseSample,
   type Latencies,
 } from './freshness/score';
-import { eventWalks, walkGaps, walksAround, type EventWalk } from './freshness/walks';
+import { eventWalks, relativeTime, walkGaps, walksAround, type EventWalk } from './freshness/walks';
 import { eventReads, wireFigures, WireProxy } from './freshness/wire';
 import type { BenchReport } from './report';
 
@@ -224,8 +224,7 @@ function accuracyOf(samples: readonly BrowseSample[], byEvent: ReturnType<typeof
 
 /** When A read the event upstream (its walks' page reads at the wire) around one browse, relative to its start. */
 function readsAround(sample: BrowseSample, reads: readonly number[] | undefined): string {
-  const at = (t: number): string =>
-    `${t >= sample.startMs ? '+' : ''}${((t - sample.startMs) / 1000).toFixed(2)} s`;
+  const at = (t: number): string => relativeTime(t, sample.startMs);
   const before = (reads ?? []).filter((t) => t < sample.startMs).slice(-3);
   const during = (reads ?? []).filter((t) => t >= sample.startMs && t <= sample.endMs);
   return `A read the event upstream at ${before.length > 0 ? before.map(at).join(', ') : 'never before'}${

@@ -183,6 +183,8 @@ export async function benchReadApi(): Promise<BenchReport> {
   const results = new Map<string, LoadResult>();
   /** CPU seconds per scenario and server while it was loaded: load generator, server process, PostgreSQL. */
   const cpu = new Map<string, { load: number; server: number; postgres: number }>();
+  /** The cluster's postmaster (its backends are its children): read once, it stays for the run. */
+  const postmaster = postmasterPidOf(join(dir, 'cluster'));
   try {
     const admin = new Client({ connectionString: pg.url });
     await admin.connect();
@@ -288,7 +290,6 @@ export async function benchReadApi(): Promise<BenchReport> {
         for (let slice = 0; slice < slices; slice++) {
           for (const [flavour, { server, headers, paths }] of servers) {
             // Only this server is loaded during its slice: the cluster's CPU meanwhile is its queries'.
-            const postmaster = postmasterPidOf(join(dir, 'cluster'));
             const pid = server.child.pid ?? 0;
             const before = {
               load: process.cpuUsage(),

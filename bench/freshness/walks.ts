@@ -45,6 +45,11 @@ export async function eventWalks(databaseUrl: string, fromMs: number): Promise<M
   return byEvent;
 }
 
+/** `t` against a browse that started at `startMs`, in seconds: `+0.42 s` after it, `-1.10 s` before. */
+export function relativeTime(t: number, startMs: number): string {
+  return `${t >= startMs ? '+' : ''}${((t - startMs) / 1000).toFixed(2)} s`;
+}
+
 /** The walks of one event around a browse that started at `startMs`: the last `count` begun before its end. */
 export function walksAround(
   walks: readonly EventWalk[] | undefined,
@@ -52,7 +57,7 @@ export function walksAround(
   endMs: number,
   count = 3,
 ): string {
-  const at = (t: number): string => `${t >= startMs ? '+' : ''}${((t - startMs) / 1000).toFixed(2)} s`;
+  const at = (t: number): string => relativeTime(t, startMs);
   const near = (walks ?? []).filter((w) => w.startedMs <= endMs).slice(-count);
   if (near.length === 0) return "A's walks of the event: none begun before the browse ended";
   return `A's walks of the event begun at ${near

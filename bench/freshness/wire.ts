@@ -1,4 +1,5 @@
 import { setPriority } from 'node:os';
+import { percentile } from '../chaos/orders-client';
 import { waitFor, type ProcessGroup } from '../chaos/processes';
 import { ARRIVALS_PATH, busiestSecond, type ProxiedRequest } from '../counting-proxy';
 
@@ -67,23 +68,17 @@ export interface WireFigures {
   answer: { p50: number; p99: number; max: number; overOneSecond: number; unanswered: number };
 }
 
-const quantile = (sorted: readonly number[], q: number): number =>
-  sorted.length === 0 ? Number.NaN : sorted[Math.min(sorted.length - 1, Math.floor(q * sorted.length))];
-
 export function wireFigures(requests: readonly ProxiedRequest[], fromMs: number, toMs: number): WireFigures {
   const times = requests.map((r) => r.at);
   const during = times.filter((t) => t >= fromMs && t < toMs);
   const aligned = new Map<number, number>();
   for (const t of times) aligned.set(Math.floor(t / 1000), (aligned.get(Math.floor(t / 1000)) ?? 0) + 1);
-  const answered = requests
-    .filter((r) => r.answeredAt > 0)
-    .map((r) => r.answeredAt - r.at)
-    .sort((a, b) => a - b);
+  const answered = requests.filter((r) => r.answeredAt > 0).map((r) => r.answeredAt - r.at);
   return {
     answer: {
-      p50: quantile(answered, 0.5),
-      p99: quantile(answered, 0.99),
-      max: answered.length > 0 ? answered[answered.length - 1] : Number.NaN,
+      p50: percentile(answered, 50),
+      p99: percentile(answered, 99),
+      max: percentile(answered, 100),
       overOneSecond: answered.filter((ms) => ms > 1000).length,
       unanswered: requests.length - answered.length,
     },
