@@ -3,8 +3,8 @@ import { TurnBatch } from './turn-batch';
 
 /** Reads that answer `item * 10`, with spies on both paths; `many` fails when a batch holds `failOn`. */
 function reads(failOn?: number) {
-  const one = vi.fn(async (item: number) => item * 10);
-  const many = vi.fn(async (items: number[]) => {
+  const one = vi.fn<(item: number) => Promise<number>>(async (item: number) => item * 10);
+  const many = vi.fn<(items: number[]) => Promise<number[]>>(async (items: number[]) => {
     if (failOn !== undefined && items.includes(failOn)) throw new Error(`batch with ${failOn}`);
     return items.map((item) => item * 10);
   });

@@ -66,7 +66,7 @@ export class TurnBatch<T, R> {
       answered = Promise.reject(error);
     }
     answered.then(
-      (results) => batch.forEach((p, i) => p.resolve(results[i] as R)),
+      (results) => batch.forEach((p, i) => p.resolve(results[i])),
       (error: unknown) => {
         for (const p of batch) p.reject(error);
       },
