@@ -109,7 +109,10 @@ class Params {
  * after the keyset position `after` ([price or first-seen key, event_id, ticket_id]). Its text depends only on the
  * query's shape (sort, which filters, with or without a position); every value is a parameter.
  */
-function listingsStatement(query: ListingsQuery): { text: string; values: (string | number | null)[] } {
+export function listingsStatement(query: ListingsQuery): {
+  text: string;
+  values: (string | number | null)[];
+} {
   const p = new Params();
   const sort = LISTING_SORTS[query.sort];
   const where = ['removed_at IS NULL'];
@@ -133,6 +136,16 @@ function listingsStatement(query: ListingsQuery): { text: string; values: (strin
   const text = `SELECT ${LISTING_COLUMNS} FROM listings WHERE ${where.join(' AND ')}
     ORDER BY ${order} LIMIT ${p.add(query.limit + 1, 'int')}`;
   return { text, values: p.values };
+}
+
+/**
+ * What decides `listingsStatement`'s text, without building it: the sort, whether it is one event's page, which
+ * price filters are present, and whether there is a position. Queries of one shape share one statement text, so
+ * `listingsPages` can read them together (the read batches group by it). Kept beside the statement it describes;
+ * a spec holds the two equivalent.
+ */
+export function listingsPageShape(query: ListingsQuery): string {
+  return `${query.sort}|${query.eventId === undefined ? 'all' : 'event'}|${query.minPrice === undefined ? '' : 'min'}|${query.maxPrice === undefined ? '' : 'max'}|${query.after === undefined ? '' : 'after'}`;
 }
 
 /**

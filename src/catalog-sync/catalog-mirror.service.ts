@@ -1,6 +1,6 @@
 import { Injectable } from '@nestjs/common';
 import { PgListener } from '../database/pg-listener';
-import { CatalogMirrorRepository } from './catalog-mirror.repository';
+import { CatalogMirrorRepository, listingsPageShape } from './catalog-mirror.repository';
 import { toMirrorState } from './catalog-mirror.state';
 import type {
   EventRow,
@@ -37,6 +37,11 @@ export class CatalogMirrorService {
   /** Active listings in keyset order, `limit + 1` rows (the extra one says whether more follow). */
   listingsPage(query: ListingsQuery): Promise<ListingRow[]> {
     return this.repository.listingsPage(query);
+  }
+
+  /** The shape of a page's statement: pages of one shape can be read together by `listingsPages`. */
+  listingsPageShape(query: ListingsQuery): string {
+    return listingsPageShape(query);
   }
 
   /** Pages of one event's listings of one shape in one round trip (CatalogMirrorRepository.listingsPages). */

@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from 'vitest';
+import { listingsPageShape } from '../catalog-sync/catalog-mirror.repository';
 import type { ListingRow, ListingsQuery } from '../catalog-sync/catalog-mirror.types';
 import { LISTING_BATCH_MAX_KEYS } from './listing-batch.reader';
 import { ListingPageBatchReader } from './listing-page-batch.reader';
@@ -33,7 +34,7 @@ function mirror(fail = false) {
   return {
     readOne,
     readMany,
-    sut: new ListingPageBatchReader({ listingsPage: readOne, listingsPages: readMany }),
+    sut: new ListingPageBatchReader({ listingsPage: readOne, listingsPages: readMany, listingsPageShape }),
   };
 }
 

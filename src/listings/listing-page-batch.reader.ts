@@ -4,14 +4,10 @@ import type { ListingRow, ListingsQuery } from '../catalog-sync/catalog-mirror.t
 import { TurnBatch } from '../common/turn-batch';
 import { LISTING_BATCH_MAX_KEYS } from './listing-batch.reader';
 
-/** What decides a page statement's text (CatalogMirrorRepository.listingsPages): pages of one shape share one. */
-function shapeOf(query: ListingsQuery): string {
-  return `${query.sort}|${query.minPrice === undefined ? '' : 'min'}|${query.maxPrice === undefined ? '' : 'max'}|${query.after === undefined ? '' : 'after'}`;
-}
-
 /**
  * Coalesces the pages of one event's listings (`GET /v1/events/{event_id}/listings`) asked for in the same turn of
- * the event loop into one round trip per shape (sort, filters present, with or without a cursor; common/turn-batch.ts):
+ * the event loop into one round trip per statement shape (`listingsPageShape`: sort, filters present, with or without a
+ * cursor; common/turn-batch.ts):
  * each page is still its own index range scan, run in one statement (`listingsPages`). A lone page is the plain
  * statement (`listingsPage`). Pages across events (`GET /v1/listings`) are not batched here: their
  * plan depends on the values, so they stay one unprepared statement each.
@@ -22,7 +18,10 @@ export class ListingPageBatchReader {
 
   constructor(
     @Inject(CatalogMirrorService)
-    private readonly mirror: Pick<CatalogMirrorService, 'listingsPage' | 'listingsPages'>,
+    private readonly mirror: Pick<
+      CatalogMirrorService,
+      'listingsPage' | 'listingsPages' | 'listingsPageShape'
+    >,
   ) {
     this.batch = new TurnBatch(
       {
@@ -33,7 +32,7 @@ export class ListingPageBatchReader {
         },
       },
       LISTING_BATCH_MAX_KEYS,
-      shapeOf,
+      (query) => mirror.listingsPageShape(query),
     );
   }
 
