@@ -10,18 +10,9 @@ import type { ListingRow, LiveListingObservation } from './catalog-mirror.types'
 import type { MirrorObservations } from './mirror-observations';
 import { ServedAccuracyMetrics } from './served-accuracy.metrics';
 import { ServedAccuracySampler } from './served-accuracy.sampler';
+import { listingRow } from '../../test/support/listing-row';
 
-const row = (ticketId: number, price: string): ListingRow => ({
-  event_id: '7',
-  ticket_id: String(ticketId),
-  ask_price_minor: price,
-  expires_at: null,
-  raw: {},
-  first_seen_at: '2026-01-01T00:00:00.000Z',
-  last_seen_at: '2026-01-01T00:00:00.000Z',
-  removed_at: null,
-  first_seen_key: '2026-01-01T00:00:00.000000Z',
-});
+const row = (ticketId: number, price: string): ListingRow => listingRow('7', String(ticketId), price);
 const live = (ticketId: bigint | null, price: bigint): ActiveListing => ({
   eventId: 7n,
   ticketId,

@@ -2,18 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ListingRow } from './catalog-mirror.types';
 import { AccuracyWindow, sampleVerdict, ServedReservoir } from './served-accuracy';
+import { listingRow } from '../../test/support/listing-row';
 
-const row = (eventId: number, ticketId: number, price = '100'): ListingRow => ({
-  event_id: String(eventId),
-  ticket_id: String(ticketId),
-  ask_price_minor: price,
-  expires_at: null,
-  raw: {},
-  first_seen_at: '2026-01-01T00:00:00.000Z',
-  last_seen_at: '2026-01-01T00:00:00.000Z',
-  removed_at: null,
-  first_seen_key: '2026-01-01T00:00:00.000000Z',
-});
+const row = (eventId: number, ticketId: number, price = '100'): ListingRow =>
+  listingRow(String(eventId), String(ticketId), price);
 
 describe(ServedReservoir.name, () => {
   it('keeps at most its capacity, dropping the least recently served', () => {

@@ -1,20 +1,9 @@
 import { describe, expect, it, vi } from 'vitest';
 import type { ListingRow } from '../catalog-sync/catalog-mirror.types';
+import { listingRow } from '../../test/support/listing-row';
 import { LISTING_BATCH_MAX_KEYS, ListingBatchReader } from './listing-batch.reader';
 
-function row(eventId: string, ticketId: string): ListingRow {
-  return {
-    event_id: eventId,
-    ticket_id: ticketId,
-    ask_price_minor: '1',
-    expires_at: null,
-    raw: {},
-    first_seen_at: '2026-01-01T00:00:00.000Z',
-    last_seen_at: '2026-01-01T00:00:00.000Z',
-    removed_at: null,
-    first_seen_key: '2026-01-01T00:00:00.000000Z',
-  };
-}
+const row = (eventId: string, ticketId: string): ListingRow => listingRow(eventId, ticketId);
 
 /** A mirror holding `stored` keys ("e/t"), with spies on both read paths. */
 function mirror(stored: string[]) {

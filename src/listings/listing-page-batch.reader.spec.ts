@@ -1,24 +1,13 @@
 import { describe, expect, it, vi } from 'vitest';
 import { listingsPageShape } from '../catalog-sync/catalog-mirror.repository';
 import type { ListingRow, ListingsQuery } from '../catalog-sync/catalog-mirror.types';
+import { listingRow } from '../../test/support/listing-row';
 import { LISTING_BATCH_MAX_KEYS } from './listing-batch.reader';
 import { ListingPageBatchReader } from './listing-page-batch.reader';
 
 /** A page's rows named after its query, so each answer shows which query it belongs to. */
 function rowsFor(query: ListingsQuery): ListingRow[] {
-  return [
-    {
-      event_id: query.eventId ?? 'all',
-      ticket_id: `${query.sort}:${query.after?.[0] ?? 'first'}:${query.limit}`,
-      ask_price_minor: '1',
-      expires_at: null,
-      raw: {},
-      first_seen_at: '2026-01-01T00:00:00.000Z',
-      last_seen_at: '2026-01-01T00:00:00.000Z',
-      removed_at: null,
-      first_seen_key: '2026-01-01T00:00:00.000000Z',
-    },
-  ];
+  return [listingRow(query.eventId ?? 'all', `${query.sort}:${query.after?.[0] ?? 'first'}:${query.limit}`)];
 }
 
 function mirror(fail = false) {
