@@ -13,10 +13,10 @@ interface Window {
   resetAt: number;
 }
 
-const INITIAL_CAPACITY = 16;
-
 /** The store's clock (milliseconds); Date.now unless a test provides another. */
 export const RATE_LIMIT_CLOCK = Symbol('RATE_LIMIT_CLOCK');
+
+const INITIAL_CAPACITY = 16;
 const SWEEP_EVERY_MS = 60_000;
 
 /**
