@@ -44,6 +44,20 @@ type Row = Record<string, unknown>;
 
 const FINAL = `('confirmed', 'landed_with_error', 'expired')`;
 
+/** A `ledger_transaction_events` row (dates already Dates) as the history entry callers see. */
+function eventOf(r: Row): TransactionEvent {
+  return {
+    at: r.at as Date,
+    type: r.type as string,
+    phase: r.phase as string,
+    status: r.status as string | null,
+    failureReason: r.failure_reason as string | null,
+    detail: r.detail as string | null,
+    actor: r.actor as string,
+    startedAt: (r.started_at as Date | null) ?? null,
+  };
+}
+
 /**
  * The only code that reads or writes `ledger_transactions` and `ledger_transaction_events`. Hand-written
  * SQL: every state change is one conditional UPDATE (so concurrent requests and replicas cannot both win)
@@ -483,6 +497,35 @@ export class LedgerTransactionRepository {
     ]);
   }
 
+  /**
+   * The record and its history as of one snapshot (one statement): a reader never sees a history row whose record
+   * change it does not see (recordOnFinal writes both in one statement; two reads could straddle it).
+   */
+  async findByCustodialIdWithHistory(
+    custodialTransactionId: string,
+  ): Promise<{ record: LedgerTransactionEntity; history: TransactionEvent[] } | null> {
+    const rows = await this.dataSource.query<Row[]>(
+      `SELECT t.*, h.history FROM ledger_transactions t
+       CROSS JOIN LATERAL (
+         SELECT COALESCE(json_agg(json_build_object('at', e.at, 'type', e.type, 'phase', e.phase, 'status', e.status,
+                  'failure_reason', e.failure_reason, 'detail', e.detail, 'actor', e.actor,
+                  'started_at', e.started_at) ORDER BY e.id), '[]'::json) AS history
+         FROM ledger_transaction_events e WHERE e.transaction_id = t.id) h
+       WHERE t.custodial_transaction_id = $1`,
+      [custodialTransactionId.toLowerCase()],
+    );
+    const row = rows[0];
+    if (!row) return null;
+    const history = (row.history as Row[]).map((r) =>
+      eventOf({
+        ...r,
+        at: new Date(r.at as string),
+        started_at: r.started_at && new Date(r.started_at as string),
+      }),
+    );
+    return { record: this.map(row) as LedgerTransactionEntity, history };
+  }
+
   findByDigest(clientId: string, digest: string): Promise<LedgerTransactionEntity | null> {
     return this.one(
       `SELECT * FROM ledger_transactions WHERE client_id = $1 AND signed_transaction_digest = $2 LIMIT 1`,
@@ -505,16 +548,7 @@ export class LedgerTransactionRepository {
        FROM ledger_transaction_events WHERE transaction_id = $1 ORDER BY id`,
       [id],
     );
-    return rows.map((r) => ({
-      at: r.at as Date,
-      type: r.type as string,
-      phase: r.phase as string,
-      status: r.status as string | null,
-      failureReason: r.failure_reason as string | null,
-      detail: r.detail as string | null,
-      actor: r.actor as string,
-      startedAt: r.started_at as Date | null,
-    }));
+    return rows.map(eventOf);
   }
 
   /** For metrics: counts by kind/instruction/status (phase when unsigned), and the oldest non-final age. */

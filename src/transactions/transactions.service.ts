@@ -39,6 +39,9 @@ export type * from './transactions.types';
  * (TransactionsSubmitter) and the tracker's work on a row (TransactionsTrackerWork); `signAndSend` joins the
  * first two.
  */
+/** A custodial transaction id as the upstream makes it (64 hex digits); anything else is no record's. */
+const CUSTODIAL_ID = /^[0-9a-fA-F]{64}$/;
+
 @Injectable()
 export class TransactionsService {
   /** Names this replica in leases and history rows (durable work's one identity per process). */
@@ -235,8 +238,11 @@ export class TransactionsService {
     custodialTransactionId: string,
     clientId: string,
   ): Promise<{ record: LedgerTransactionEntity; history: TransactionEvent[] }> {
-    const record = await this.owned(custodialTransactionId, clientId);
-    return { record, history: await this.repo.history(record.id) };
+    const found = CUSTODIAL_ID.test(custodialTransactionId)
+      ? await this.repo.findByCustodialIdWithHistory(custodialTransactionId)
+      : null;
+    if (!found || found.record.clientId !== clientId) throw TransactionErrors.notFound();
+    return found;
   }
 
   /** Records by internal id (SignOutcome.record.id): how another module polls for a final status. */
@@ -256,7 +262,7 @@ export class TransactionsService {
   // ---- internals ---------------------------------------------------------------------------------------
 
   private async owned(custodialTransactionId: string, clientId: string): Promise<LedgerTransactionEntity> {
-    if (!/^[0-9a-fA-F]{64}$/.test(custodialTransactionId)) throw TransactionErrors.notFound();
+    if (!CUSTODIAL_ID.test(custodialTransactionId)) throw TransactionErrors.notFound();
     const record = await this.repo.findByCustodialId(custodialTransactionId);
     if (!record || record.clientId !== clientId) throw TransactionErrors.notFound();
     return record;

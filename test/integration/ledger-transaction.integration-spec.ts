@@ -180,6 +180,32 @@ describe(LedgerTransactionRepository.name, () => {
     expect(claimed.map((r) => r.id)).toContain(id);
   });
 
+  it('reads a record and its history as of one snapshot, while after-final runs are recorded', async () => {
+    const id = await finalDue('h');
+    const custodialId = (await sut.findById(id))?.custodialTransactionId ?? '';
+    const runs = 40;
+    const writer = (async () => {
+      for (let k = 1; k <= runs; k++) await sut.recordOnFinal(id, 'a', `run ${k} failed`, 60_000);
+    })();
+    let reads = 0;
+    let done = false;
+    void writer.finally(() => (done = true));
+    // Bounded: the writer's 40 statements end; every read in between must agree with itself.
+    while (!done && reads < 10_000) {
+      const found = await sut.findByCustodialIdWithHistory(custodialId);
+      reads++;
+      const last = found?.history.filter((h) => h.type === 'on_final').at(-1)?.detail ?? null;
+      expect(found?.record.lastError ?? null).toBe(last);
+      expect(found?.record.onFinalAttempts).toBe(found?.history.filter((h) => h.type === 'on_final').length);
+    }
+    await writer;
+    const after = await sut.findByCustodialIdWithHistory(custodialId.toUpperCase());
+    expect(after?.record.lastError).toBe(`run ${runs} failed`);
+    expect(after?.history).toEqual(await sut.history(id));
+    expect(reads).toBeGreaterThan(0);
+    expect(await sut.findByCustodialIdWithHistory('f'.repeat(64))).toBeNull();
+  });
+
   it('counts after-final runs: a failure is due again, a give-up schedules nothing and says so, done is done', async () => {
     const id = await finalDue('h');
     await sut.recordOnFinal(id, 'a', 'refresh failed', 60_000);
