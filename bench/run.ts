@@ -11,7 +11,8 @@ import { benchWebhooks } from './webhooks.bench';
  * `npm run bench`: every benchmark, each reported against a baseline measured in the same run (the
  * machine is small and noisy, so absolute numbers are context, ratios and targets are the result).
  * `npm run bench -- <suite>` runs one suite (sandbox, upstream-walk, sync, read, checkout, freshness, webhooks). BENCH_LISTINGS sets
- * the dataset size (default 1,000,000), BENCH_CHECKOUT_ORDERS the checkout orders (200); the freshness suite runs only by name
+ * the dataset size (default 1,000,000; BENCH_SYNC_CATALOG=0 leaves the sync suite's catalog-event passes out), BENCH_CHECKOUT_ORDERS
+ * the checkout orders (200); the freshness suite runs only by name
  * (BENCH_FRESHNESS_SCENARIO, BENCH_FRESHNESS_SECONDS, BENCH_FRESHNESS_READERS, BENCH_FRESHNESS_A_ENV: docs/BENCHMARKS.md),
  * and so does webhooks (outbox → 10 loopback endpoints through 2 replicas: BENCH_WEBHOOKS_SECONDS, BENCH_WEBHOOKS_RATE,
  * BENCH_WEBHOOKS_SLOW_RATE, BENCH_WEBHOOKS_SLOW_MS, BENCH_WEBHOOKS_WARMUP, BENCH_WEBHOOKS_ENV, BENCH_WEBHOOKS_CPU_PROF:
