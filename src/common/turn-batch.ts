@@ -10,6 +10,19 @@ interface Pending<T, R> {
   reject: (error: unknown) => void;
 }
 
+/** How a TurnBatch groups and bounds its statements. */
+export interface TurnBatchOptions<T> {
+  /** Most items in one statement (larger bursts become several statements). */
+  max: number;
+  /** What decides the statement's text: items of one group go out together (default: one group). */
+  groupOf?: (item: T) => string;
+  /**
+   * Most statements of this batch waiting for PostgreSQL at once (default: unbounded). Items asked for while that
+   * many are out wait, and go together when one answers, as they would wait for a pooled connection.
+   */
+  inFlight?: number;
+}
+
 /**
  * Coalesces the reads asked for in the same turn of the event loop into one round trip per group: every read still
  * goes to PostgreSQL after it was asked for, and nothing is kept between turns, so it is not a cache. Under load,
@@ -17,6 +30,9 @@ interface Pending<T, R> {
  * pool one by one. The batch is sent after the poll phase (`setImmediate`), when every request of the turn has
  * asked. Items of one group (`groupOf`: what decides the statement's text) go out together, at most `max` per
  * statement (larger bursts become several statements, sent together); a lone item takes `one`, the plain statement.
+ * With `inFlight`, at most that many statements are out at once: what is asked meanwhile waits for the first of them
+ * to answer and then goes out together, so under load the statements grow instead of multiplying (each costs a
+ * socket write, a pool checkout and PostgreSQL's per-statement work) and the wait is one round trip at most.
  * A failed statement fails every item of its batch. Used by the listings reads (listing-batch.reader.ts,
  * listing-page-batch.reader.ts). Writes have their own group commit (webhooks/write-batch.ts), which also waits for
  * the write in progress.
@@ -24,12 +40,20 @@ interface Pending<T, R> {
 export class TurnBatch<T, R> {
   private pending = new Map<string, Pending<T, R>[]>();
   private scheduled = false;
+  private out = 0;
+  private readonly max: number;
+  private readonly groupOf: (item: T) => string;
+  private readonly inFlight: number;
 
   constructor(
     private readonly reads: TurnBatchReads<T, R>,
-    private readonly max: number,
-    private readonly groupOf: (item: T) => string = () => '',
-  ) {}
+    options: TurnBatchOptions<T>,
+  ) {
+    this.max = options.max;
+    this.groupOf = options.groupOf ?? (() => '');
+    this.inFlight = options.inFlight ?? Infinity;
+    if (!(this.inFlight >= 1)) throw new RangeError('inFlight must be at least 1');
+  }
 
   read(item: T): Promise<R> {
     return new Promise<R>((resolve, reject) => {
@@ -37,26 +61,59 @@ export class TurnBatch<T, R> {
       const same = this.pending.get(group);
       if (same) same.push({ item, resolve, reject });
       else this.pending.set(group, [{ item, resolve, reject }]);
-      if (!this.scheduled) {
-        this.scheduled = true;
-        setImmediate(() => this.flush());
-      }
+      this.schedule();
     });
+  }
+
+  private schedule(): void {
+    if (this.scheduled || this.out >= this.inFlight) return;
+    this.scheduled = true;
+    setImmediate(() => this.flush());
   }
 
   private flush(): void {
     this.scheduled = false;
-    const groups = this.pending;
-    this.pending = new Map();
-    for (const items of groups.values())
-      for (let start = 0; start < items.length; start += this.max)
+    for (const [group, items] of this.pending) {
+      let start = 0;
+      while (start < items.length && this.out < this.inFlight) {
         this.send(items.slice(start, start + this.max));
+        start += this.max;
+      }
+      if (start < items.length) {
+        // The rest waits for a statement to answer (settled() schedules the next flush).
+        this.pending.set(group, items.slice(start));
+        return;
+      }
+      this.pending.delete(group);
+    }
   }
 
+  private settled = (): void => {
+    this.out--;
+    if (this.pending.size > 0) this.schedule();
+  };
+
   private send(batch: Pending<T, R>[]): void {
+    this.out++;
+
     const [only] = batch;
     if (batch.length === 1 && only) {
-      this.reads.one(only.item).then(only.resolve, only.reject);
+      let answered: Promise<R>;
+      try {
+        answered = this.reads.one(only.item);
+      } catch (error) {
+        answered = Promise.reject(error);
+      }
+      answered.then(
+        (result) => {
+          this.settled();
+          only.resolve(result);
+        },
+        (error: unknown) => {
+          this.settled();
+          only.reject(error);
+        },
+      );
       return;
     }
     let answered: Promise<R[]>;
@@ -66,8 +123,12 @@ export class TurnBatch<T, R> {
       answered = Promise.reject(error);
     }
     answered.then(
-      (results) => batch.forEach((p, i) => p.resolve(results[i])),
+      (results) => {
+        this.settled();
+        for (let i = 0; i < batch.length; i++) batch[i]?.resolve(results[i]);
+      },
       (error: unknown) => {
+        this.settled();
         for (const p of batch) p.reject(error);
       },
     );

@@ -7,6 +7,12 @@ import { TurnBatch } from '../common/turn-batch';
 export const LISTING_BATCH_MAX_KEYS = 64;
 
 /**
+ * Most statements of one reader out at once (TurnBatch `inFlight`): reads asked meanwhile go together when the
+ * first of them answers (2 of the pool's 10 by default: a slow statement does not hold every read up).
+ */
+export const LISTING_READS_IN_FLIGHT = 2;
+
+/**
  * Coalesces the single-listing reads asked for in the same turn of the event loop into one round trip
  * (`listingsByKey`: one primary-key probe per key; common/turn-batch.ts). A lone read uses `listing` (the plain
  * primary-key statement).
@@ -29,7 +35,7 @@ export class ListingBatchReader {
           return keys.map(([eventId, ticketId]) => byKey.get(`${eventId}/${ticketId}`));
         },
       },
-      LISTING_BATCH_MAX_KEYS,
+      { max: LISTING_BATCH_MAX_KEYS, inFlight: LISTING_READS_IN_FLIGHT },
     );
   }
 

@@ -2,7 +2,7 @@ import { Inject, Injectable } from '@nestjs/common';
 import { CatalogMirrorService } from '../catalog-sync/catalog-mirror.service';
 import type { ListingRow, ListingsQuery } from '../catalog-sync/catalog-mirror.types';
 import { TurnBatch } from '../common/turn-batch';
-import { LISTING_BATCH_MAX_KEYS } from './listing-batch.reader';
+import { LISTING_BATCH_MAX_KEYS, LISTING_READS_IN_FLIGHT } from './listing-batch.reader';
 
 /**
  * Coalesces the pages of one event's listings (`GET /v1/events/{event_id}/listings`) asked for in the same turn of
@@ -31,8 +31,11 @@ export class ListingPageBatchReader {
           return queries.map((_, i) => pages[i] ?? []);
         },
       },
-      LISTING_BATCH_MAX_KEYS,
-      (query) => mirror.listingsPageShape(query),
+      {
+        max: LISTING_BATCH_MAX_KEYS,
+        groupOf: (query) => mirror.listingsPageShape(query),
+        inFlight: LISTING_READS_IN_FLIGHT,
+      },
     );
   }
 

@@ -11,7 +11,7 @@ import type { EventsQueryDto } from './dto/events.query.dto';
 import type { ListingsQueryDto } from './dto/listings.query.dto';
 import { parseRfc3339 } from './dto/rfc3339.validator';
 import { eventGone, eventNotFound, listingGone, listingNotFound } from './listings.errors';
-import { eventView, listingView, moneyView, olderAsOf } from './listing.mapper';
+import { eventView, listingDetailView, listingView, moneyView, olderAsOf } from './listing.mapper';
 import { ListingBatchReader } from './listing-batch.reader';
 import { ListingPageBatchReader } from './listing-page-batch.reader';
 import { readLiveListing } from './live-listing.reader';
@@ -90,7 +90,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       sort: 'events:start_at',
       filters: { q: query.q, starts_after: startsAfter, starts_before: startsBefore },
     };
-    const key = JSON.stringify(['events', query.q, startsAfter, startsBefore, query.limit, query.cursor]);
+    const key = (): string =>
+      JSON.stringify(['events', query.q, startsAfter, startsBefore, query.limit, query.cursor]);
     const answer = await this.answers.answer(key, async ({ state, events }) => {
       // Decoded (signature checked) only when rendering: a cached answer exists only for a cursor that
       // decoded under this very key, and a bad cursor is refused every time (refusals are not cached).
@@ -110,7 +111,12 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
         this.cursors,
         binding,
       );
-      return { items: page.items.map((r) => eventView(r, state)), next_cursor: page.next_cursor, ...events };
+      return {
+        items: page.items.map((r) => eventView(r, state)),
+        next_cursor: page.next_cursor,
+        data_as_of: events.data_as_of,
+        stale: events.stale,
+      };
     });
     return { ...answer, maxAgeSeconds: this.settings.eventsMaxAgeSeconds };
   }
@@ -119,7 +125,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
   async event(eventId: bigint): Promise<ReadAnswer> {
     const id = eventId.toString();
     const answer = await this.answers.answer(
-      JSON.stringify(['event', id]),
+      () => JSON.stringify(['event', id]),
       async (context) => {
         const row = await this.requireEvent(id);
         const summary = await this.mirror.listingSummary(id);
@@ -129,8 +135,15 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
           context.state.eventsAsOf,
           listingsAsOf === null ? null : new Date(listingsAsOf),
         );
+        const view = eventView(row, context.state);
+        // Every field named, no spread: a spread-and-extend object is slow to JSON.stringify (listingDetailView).
         return {
-          ...eventView(row, context.state),
+          event_id: view.event_id,
+          name: view.name,
+          start_at: view.start_at,
+          start_at_raw: view.start_at_raw,
+          first_seen_at: view.first_seen_at,
+          last_seen_at: view.last_seen_at,
           listing_summary: {
             active_listings: summary.active,
             lowest_ask: summary.lowest === null ? null : moneyView(summary.lowest, protocol),
@@ -180,7 +193,8 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       sort: `listings:${sort}`,
       filters: { event_id: event, min_price: minPrice, max_price: maxPrice },
     };
-    const key = JSON.stringify(['listings', event, sort, minPrice, maxPrice, limit, query.cursor]);
+    const key = (): string =>
+      JSON.stringify(['listings', event, sort, minPrice, maxPrice, limit, query.cursor]);
     const positionOf =
       sort === 'newest'
         ? (r: ListingRow) => [r.first_seen_key, r.event_id, r.ticket_id]
@@ -206,7 +220,7 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       };
     };
     // A fallback page (walk not completed) differs from the plain one only by `stale`: its own key.
-    const answer = await this.answers.answer(walked ? key : `unwalked|${key}`, render, event);
+    const answer = await this.answers.answer(walked ? key : () => `unwalked|${key()}`, render, event);
     // After the answer: an unknown (404) or removed (410) event's first page throws before, and notes no demand.
     if (eventId !== undefined) this.sync.noteDemand(eventId, 'read');
     if (event !== undefined) this.observeAge(event);
@@ -238,18 +252,13 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
       const row = await (checkedLiveAt ? this.mirror.listing(...key) : this.listingReads.read(...key));
       if (!row) throw listingNotFound();
       if (row.removed_at) throw listingGone(row, checkedLiveAt);
-      const asOf = context.event ?? context.listings;
       this.mirror.noteServed([row]);
-      return {
-        ...listingView(row, context.state, asOf.data_as_of),
-        checked_live_at: checkedLiveAt?.toISOString() ?? null,
-        data_as_of: asOf.data_as_of,
-        stale: asOf.stale,
-      };
+      const asOf = context.event ?? context.listings;
+      return listingDetailView(row, context.state, asOf, checkedLiveAt?.toISOString() ?? null);
     };
     if (!fresh) {
       const answer = await this.answers.answer(
-        JSON.stringify(['listing', ...key]),
+        () => JSON.stringify(['listing', ...key]),
         (c) => render(c, null),
         key[0],
       );

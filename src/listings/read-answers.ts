@@ -91,12 +91,12 @@ export class ReadAnswers {
   }
 
   /**
-   * The answer of `key` (which must identify the query completely), from the cache or rendered now. An
-   * event-scoped answer passes its event's freshness (`eventFreshness`), which joins the key: a walk of that
-   * event moves its answers on without touching the others'.
+   * The answer of the query `keyOf()` names (it must identify the query completely), from the cache or rendered
+   * now. An event-scoped answer passes its event's freshness (`eventFreshness`), which joins the key: a walk of
+   * that event moves its answers on without touching the others'. With the cache off no key is made at all.
    */
   async answer(
-    key: string,
+    keyOf: () => string,
     render: (context: RenderContext) => Promise<unknown>,
     eventId?: string,
   ): Promise<RenderedBody> {
@@ -104,18 +104,19 @@ export class ReadAnswers {
     const current = this.context();
     const shared = current instanceof Promise ? await current : current;
     const version = shared.state.version;
-    let fullKey = `${shared.events.stale ? 1 : 0}${shared.listings.stale ? 1 : 0}|${key}`;
-    let context = shared;
-    if (eventId !== undefined) {
-      const event = this.eventFreshness(shared.state, eventId);
-      fullKey = `${event.asOfMs ?? '-'}${event.stale ? 's' : ''}${fullKey}`;
-      context = { ...shared, event };
+    const event = eventId === undefined ? undefined : this.eventFreshness(shared.state, eventId);
+    const context = event === undefined ? shared : { ...shared, event };
+    let fullKey: string | undefined;
+    if (this.cache.enabled) {
+      fullKey = `${shared.events.stale ? 1 : 0}${shared.listings.stale ? 1 : 0}|${keyOf()}`;
+      if (event !== undefined) fullKey = `${event.asOfMs ?? '-'}${event.stale ? 's' : ''}${fullKey}`;
+      const hit = this.cache.get(version, fullKey);
+      if (hit) return hit;
     }
-    const hit = this.cache.get(version, fullKey);
-    if (hit) return hit;
     const body = JSON.stringify(await render(context));
     const rendered = { body, etag: etagOf(body) };
-    if (this.tracker.current.version === version) this.cache.set(version, fullKey, rendered);
+    if (fullKey !== undefined && this.tracker.current.version === version)
+      this.cache.set(version, fullKey, rendered);
     return rendered;
   }
 
