@@ -130,6 +130,32 @@ describe(TurnBatch.name, () => {
       ]);
     });
 
+    it("takes the groups in turn: one group's burst keeps another group's read behind one statement of it, not all", async () => {
+      const h = held();
+      const sut = new TurnBatch(h.reads, {
+        max: 2,
+        inFlight: 1,
+        groupOf: (i: number) => (i < 100 ? 'flood' : 'other'),
+      });
+      const flood = [1, 2, 3, 4, 5, 6].map((i) => sut.read(i));
+      const other = sut.read(100);
+      await turn();
+      expect(h.statements.map((s) => s.items)).toEqual([[1, 2]]);
+      h.statements[0]?.settle();
+      await turn();
+      await turn();
+      expect(h.statements.map((s) => s.items)).toEqual([[1, 2], [100]]);
+      h.statements[1]?.settle();
+      expect(await other).toBe(1000);
+      for (let k = 2; k <= 3; k++) {
+        await turn();
+        await turn();
+        h.statements[k]?.settle();
+      }
+      expect(h.statements.map((s) => s.items)).toEqual([[1, 2], [100], [3, 4], [5, 6]]);
+      expect(await Promise.all(flood)).toEqual([10, 20, 30, 40, 50, 60]);
+    });
+
     it('frees its slot when the read throws before it returns a promise', async () => {
       let calls = 0;
       const sut = new TurnBatch<number, number>(

@@ -71,20 +71,20 @@ export class TurnBatch<T, R> {
     setImmediate(() => this.flush());
   }
 
+  /**
+   * Sends statements while slots are free, one statement per group in turn: a group's rest goes behind the other
+   * groups, so a burst of one group (one client's flood of one shape) cannot keep another group's read waiting for
+   * more than one statement of it. What is left waits for a statement to answer (settled() schedules the next flush).
+   */
   private flush(): void {
     this.scheduled = false;
-    for (const [group, items] of this.pending) {
-      let start = 0;
-      while (start < items.length && this.out < this.inFlight) {
-        this.send(items.slice(start, start + this.max));
-        start += this.max;
-      }
-      if (start < items.length) {
-        // The rest waits for a statement to answer (settled() schedules the next flush).
-        this.pending.set(group, items.slice(start));
-        return;
-      }
+    while (this.out < this.inFlight) {
+      const next = this.pending.entries().next();
+      if (next.done) return;
+      const [group, items] = next.value;
       this.pending.delete(group);
+      this.send(items.length > this.max ? items.slice(0, this.max) : items);
+      if (items.length > this.max) this.pending.set(group, items.slice(this.max));
     }
   }
 
