@@ -188,10 +188,10 @@ describe(LedgerTransactionRepository.name, () => {
       for (let k = 1; k <= runs; k++) await sut.recordOnFinal(id, 'a', `run ${k} failed`, 60_000);
     })();
     let reads = 0;
-    let done = false;
-    void writer.finally(() => (done = true));
+    const writing = { done: false };
+    void writer.finally(() => (writing.done = true));
     // Bounded: the writer's 40 statements end; every read in between must agree with itself.
-    while (!done && reads < 10_000) {
+    while (!writing.done && reads < 10_000) {
       const found = await sut.findByCustodialIdWithHistory(custodialId);
       reads++;
       const last = found?.history.filter((h) => h.type === 'on_final').at(-1)?.detail ?? null;
