@@ -2,7 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
 import { U64_MAX } from '../common/int64';
-import { freshness, listingView, moneyView, olderAsOf, UNFORMATTED_REASON } from './listing.mapper';
+import {
+  freshness,
+  listingDetailView,
+  listingView,
+  moneyView,
+  olderAsOf,
+  UNFORMATTED_REASON,
+} from './listing.mapper';
 
 const protocol = (decimals: number, mint: string | null = 'MINT') => ({
   stablecoinDecimals: decimals,
@@ -88,6 +95,49 @@ describe('listingView', () => {
     const view = listingView(row, state(null));
     expect(view.seller).toBeNull();
     expect(view.upstream_fields).toEqual(row.raw);
+  });
+});
+
+describe('listingDetailView', () => {
+  it("is listingView (as of the answer) then the answer's own fields, byte for byte once serialised", () => {
+    const iso = fc
+      .integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 })
+      .map((ms) => new Date(ms).toISOString());
+    fc.assert(
+      fc.property(
+        fc.record({
+          ticket: fc.bigInt({ min: 0n, max: 2n ** 64n - 1n }),
+          seller: fc.oneof(fc.string(), fc.integer(), fc.constant(null)),
+          lastSeen: iso,
+          removed: fc.option(iso),
+          asOf: fc.option(iso),
+          stale: fc.boolean(),
+          live: fc.option(iso),
+        }),
+        ({ ticket, seller, lastSeen, removed, asOf, stale, live }) => {
+          const row: ListingRow = {
+            event_id: '7',
+            ticket_id: ticket.toString(),
+            ask_price_minor: '1500000',
+            expires_at: null,
+            raw: { seller, ticket_id: ticket.toString() },
+            first_seen_at: '2026-01-01T00:00:00.000Z',
+            last_seen_at: lastSeen,
+            removed_at: removed,
+            first_seen_key: '2026-01-01T00:00:00.000000Z',
+          };
+          const mirror = state(null);
+          const sut = listingDetailView(row, mirror, { data_as_of: asOf, stale }, live);
+          const spread = {
+            ...listingView(row, mirror, asOf),
+            checked_live_at: live,
+            data_as_of: asOf,
+            stale,
+          };
+          expect(JSON.stringify(sut)).toBe(JSON.stringify(spread));
+        },
+      ),
+    );
   });
 });
 
