@@ -89,7 +89,13 @@ describe('Webhook endpoint health (e2e: endpoint.disabled)', () => {
       },
     });
     expect(JSON.stringify(sent[0])).not.toContain('secret-token');
-    const feed = (await feedOf(client.key)).filter((e) => e.type === 'endpoint.disabled');
+    // The feed shows an event once every transaction older than it has ended, cluster-wide (outbox.repository.ts):
+    // the webhook can arrive before that, so the feed is read until it shows the event (bounded).
+    let feed: Envelope[] = [];
+    await waitUntil(async () => {
+      feed = (await feedOf(client.key)).filter((e) => e.type === 'endpoint.disabled');
+      return feed.length > 0;
+    }, 15_000);
     expect(feed).toEqual(sent);
     const [deliveries] = await dataSource.query<{ watching: number; target: number; total: number }[]>(
       `SELECT count(*) FILTER (WHERE d.endpoint_id = $2)::int AS watching,
