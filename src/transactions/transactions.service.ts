@@ -31,6 +31,9 @@ import type {
 // The API's types live in transactions.types.ts; other modules import them from here.
 export type * from './transactions.types';
 
+/** A custodial transaction id as the upstream makes it (64 hex digits); anything else is no record's. */
+const CUSTODIAL_ID = /^[0-9a-fA-F]{64}$/;
+
 /**
  * The ledger-transaction lifecycle: sign (idempotent per client key, the key committed before the upstream
  * call), submit, track to a final status (TransactionsTracker), after-final handlers. Used over HTTP by
@@ -39,9 +42,6 @@ export type * from './transactions.types';
  * (TransactionsSubmitter) and the tracker's work on a row (TransactionsTrackerWork); `signAndSend` joins the
  * first two.
  */
-/** A custodial transaction id as the upstream makes it (64 hex digits); anything else is no record's. */
-const CUSTODIAL_ID = /^[0-9a-fA-F]{64}$/;
-
 @Injectable()
 export class TransactionsService {
   /** Names this replica in leases and history rows (durable work's one identity per process). */
@@ -189,7 +189,10 @@ export class TransactionsService {
 
   /** Submits (or re-submits) the same signed bytes of the client's transaction; final ones are not re-sent. */
   async submit(custodialTransactionId: string, clientId: string, requestId?: string): Promise<SubmitOutcome> {
-    const record = await this.owned(custodialTransactionId, clientId);
+    const { record } = await this.owned(custodialTransactionId, clientId, async (id) => {
+      const found = await this.repo.findByCustodialId(id);
+      return found && { record: found };
+    });
     return this.submitter.submitRecord(record, null, requestId);
   }
 
@@ -238,11 +241,7 @@ export class TransactionsService {
     custodialTransactionId: string,
     clientId: string,
   ): Promise<{ record: LedgerTransactionEntity; history: TransactionEvent[] }> {
-    const found = CUSTODIAL_ID.test(custodialTransactionId)
-      ? await this.repo.findByCustodialIdWithHistory(custodialTransactionId)
-      : null;
-    if (!found || found.record.clientId !== clientId) throw TransactionErrors.notFound();
-    return found;
+    return this.owned(custodialTransactionId, clientId, (id) => this.repo.findByCustodialIdWithHistory(id));
   }
 
   /** Records by internal id (SignOutcome.record.id): how another module polls for a final status. */
@@ -261,10 +260,18 @@ export class TransactionsService {
 
   // ---- internals ---------------------------------------------------------------------------------------
 
-  private async owned(custodialTransactionId: string, clientId: string): Promise<LedgerTransactionEntity> {
+  /**
+   * What `find` reads for the client's transaction `custodialTransactionId` (its record, and what else the caller
+   * needs in the same statement); a malformed id, no record, or another client's → NOT_FOUND.
+   */
+  private async owned<T extends { record: LedgerTransactionEntity }>(
+    custodialTransactionId: string,
+    clientId: string,
+    find: (custodialTransactionId: string) => Promise<T | null>,
+  ): Promise<T> {
     if (!CUSTODIAL_ID.test(custodialTransactionId)) throw TransactionErrors.notFound();
-    const record = await this.repo.findByCustodialId(custodialTransactionId);
-    if (!record || record.clientId !== clientId) throw TransactionErrors.notFound();
-    return record;
+    const found = await find(custodialTransactionId);
+    if (!found || found.record.clientId !== clientId) throw TransactionErrors.notFound();
+    return found;
   }
 }
