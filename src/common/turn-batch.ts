@@ -88,37 +88,22 @@ export class TurnBatch<T, R> {
     }
   }
 
-  private settled = (): void => {
+  /** A statement answered (or failed): its slot is free, and what waits goes out on the next flush. */
+  private settled(): void {
     this.out--;
     if (this.pending.size > 0) this.schedule();
-  };
+  }
 
+  /** One statement: a lone item by the plain read, more by the batch read; a read that throws fails its items. */
   private send(batch: Pending<T, R>[]): void {
     this.out++;
-
-    const [only] = batch;
-    if (batch.length === 1 && only) {
-      let answered: Promise<R>;
-      try {
-        answered = this.reads.one(only.item);
-      } catch (error) {
-        answered = Promise.reject(error);
-      }
-      answered.then(
-        (result) => {
-          this.settled();
-          only.resolve(result);
-        },
-        (error: unknown) => {
-          this.settled();
-          only.reject(error);
-        },
-      );
-      return;
-    }
     let answered: Promise<R[]>;
     try {
-      answered = this.reads.many(batch.map((p) => p.item));
+      const [only] = batch;
+      answered =
+        batch.length === 1 && only
+          ? this.reads.one(only.item).then((result) => [result])
+          : this.reads.many(batch.map((p) => p.item));
     } catch (error) {
       answered = Promise.reject(error);
     }
