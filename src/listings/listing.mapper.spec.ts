@@ -1,8 +1,10 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import type { ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
+import type { EventRow, ListingRow, MirrorState } from '../catalog-sync/catalog-mirror.types';
 import { U64_MAX } from '../common/int64';
 import {
+  eventDetailView,
+  eventView,
   freshness,
   listingDetailView,
   listingView,
@@ -98,11 +100,13 @@ describe('listingView', () => {
   });
 });
 
+/** An instant as the mirror's rows carry it (ISO 8601, milliseconds, UTC). */
+const iso = fc
+  .integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 })
+  .map((ms) => new Date(ms).toISOString());
+
 describe('listingDetailView', () => {
   it("is listingView (as of the answer) then the answer's own fields, byte for byte once serialised", () => {
-    const iso = fc
-      .integer({ min: 1_600_000_000_000, max: 1_900_000_000_000 })
-      .map((ms) => new Date(ms).toISOString());
     fc.assert(
       fc.property(
         fc.record({
@@ -134,6 +138,41 @@ describe('listingDetailView', () => {
             data_as_of: asOf,
             stale,
           };
+          expect(JSON.stringify(sut)).toBe(JSON.stringify(spread));
+        },
+      ),
+    );
+  });
+});
+
+describe('eventDetailView', () => {
+  it("is eventView then the answer's own fields, byte for byte once serialised", () => {
+    fc.assert(
+      fc.property(
+        fc.record({
+          name: fc.string(),
+          startAt: fc.option(iso),
+          lastSeen: iso,
+          removed: fc.option(iso),
+          active: fc.nat(),
+          asOf: fc.option(iso),
+          stale: fc.boolean(),
+        }),
+        ({ name, startAt, lastSeen, removed, active, asOf, stale }) => {
+          const row: EventRow = {
+            event_id: '7',
+            name,
+            start_at: startAt,
+            start_at_raw: startAt ?? 'soon',
+            start_key: null,
+            first_seen_at: '2026-01-01T00:00:00.000Z',
+            last_seen_at: lastSeen,
+            removed_at: removed,
+          };
+          const mirror = state(asOf === null ? null : new Date(asOf));
+          const summary = { active_listings: active, lowest_ask: moneyView('1', null), highest_ask: null };
+          const sut = eventDetailView(row, mirror, summary, { data_as_of: asOf, stale });
+          const spread = { ...eventView(row, mirror), listing_summary: summary, data_as_of: asOf, stale };
           expect(JSON.stringify(sut)).toBe(JSON.stringify(spread));
         },
       ),

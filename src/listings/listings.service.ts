@@ -11,7 +11,14 @@ import type { EventsQueryDto } from './dto/events.query.dto';
 import type { ListingsQueryDto } from './dto/listings.query.dto';
 import { parseRfc3339 } from './dto/rfc3339.validator';
 import { eventGone, eventNotFound, listingGone, listingNotFound } from './listings.errors';
-import { eventView, listingDetailView, listingView, moneyView, olderAsOf } from './listing.mapper';
+import {
+  eventDetailView,
+  eventView,
+  listingDetailView,
+  listingView,
+  moneyView,
+  olderAsOf,
+} from './listing.mapper';
 import { ListingBatchReader } from './listing-batch.reader';
 import { ListingPageBatchReader } from './listing-page-batch.reader';
 import { readLiveListing } from './live-listing.reader';
@@ -135,24 +142,20 @@ export class ListingsService implements OnModuleInit, OnModuleDestroy {
           context.state.eventsAsOf,
           listingsAsOf === null ? null : new Date(listingsAsOf),
         );
-        const view = eventView(row, context.state);
-        // Every field named, no spread: a spread-and-extend object is slow to JSON.stringify (listingDetailView).
-        return {
-          event_id: view.event_id,
-          name: view.name,
-          start_at: view.start_at,
-          start_at_raw: view.start_at_raw,
-          first_seen_at: view.first_seen_at,
-          last_seen_at: view.last_seen_at,
-          listing_summary: {
+        return eventDetailView(
+          row,
+          context.state,
+          {
             active_listings: summary.active,
             lowest_ask: summary.lowest === null ? null : moneyView(summary.lowest, protocol),
             highest_ask: summary.highest === null ? null : moneyView(summary.highest, protocol),
           },
-          data_as_of: asOf?.toISOString() ?? null,
-          // The older as-of is stale exactly when either resource is.
-          stale: context.events.stale || (context.event?.stale ?? context.listings.stale),
-        };
+          {
+            data_as_of: asOf?.toISOString() ?? null,
+            // The older as-of is stale exactly when either resource is.
+            stale: context.events.stale || (context.event?.stale ?? context.listings.stale),
+          },
+        );
       },
       id,
     );
