@@ -37,9 +37,13 @@ describe('Webhooks across two replicas (e2e: two service processes, one receiver
         SYNC_ON_STARTUP: 'false',
         LOG_LEVEL: 'info',
         WEBHOOKS_WORKER_INTERVAL_MS: '50',
+        // One replica sends at most 8 at once; the endpoint's and client's caps (across replicas) leave room for
+        // both, so 9 sends in flight at once can only be both replicas sending.
         WEBHOOKS_WORKER_CONCURRENCY: '8',
-        WEBHOOKS_DELIVERY_TIMEOUT_MS: '5000',
-        WEBHOOKS_LEASE_MS: '6000',
+        WEBHOOKS_ENDPOINT_MAX_IN_FLIGHT: '16',
+        WEBHOOKS_CLIENT_MAX_IN_FLIGHT: '16',
+        WEBHOOKS_DELIVERY_TIMEOUT_MS: '10000',
+        WEBHOOKS_LEASE_MS: '12000',
       },
     }));
     db = new Client({ connectionString: replicas.databaseUrl });
@@ -79,8 +83,23 @@ describe('Webhooks across two replicas (e2e: two service processes, one receiver
     ).rows;
 
   it('both replicas deliver: each event arrives exactly once', async () => {
-    receiver.answer = () => 200;
+    // The first 9 sends get no answer until 9 are waiting: more than one replica may hold, so both are sending
+    // (with a fast receiver one replica's refilled passes could take every claim, and the race proved nothing).
+    let releasing = false;
+    receiver.answer = () => (releasing ? 200 : 'hold');
     const ids = await append(EVENTS, 'race');
+
+    await waitUntil(() => receiver.heldCount >= 9, 20_000);
+    const owners = await db.query<{ pid: string }>(
+      `SELECT DISTINCT split_part(lease_owner, ':', 2) AS pid FROM webhook_deliveries
+       WHERE event_id = ANY($1) AND lease_owner IS NOT NULL`,
+      [ids],
+    );
+    expect(owners.rows.map((r) => Number(r.pid)).sort()).toEqual(
+      [a.proc?.pid, b.proc?.pid].map(Number).sort(),
+    );
+    releasing = true;
+    receiver.releaseHeld();
 
     await waitUntil(
       async () => (await statuses(ids)).some((s) => s.status === 'delivered' && s.n === EVENTS),
@@ -88,7 +107,6 @@ describe('Webhooks across two replicas (e2e: two service processes, one receiver
     );
     const counts = receiver.counts();
     expect(ids.map((id) => counts.get(id) ?? 0)).toEqual(ids.map(() => 1));
-    // Both replicas sent some (at most 8 at once each, 60 due at once): a race, not one replica's work.
     expect(a.output()).toContain('"outcome":"delivered"');
     expect(b.output()).toContain('"outcome":"delivered"');
     const held = await db.query(`SELECT 1 FROM webhook_deliveries WHERE lease_owner IS NOT NULL`);
