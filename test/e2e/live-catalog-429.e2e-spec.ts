@@ -1,3 +1,4 @@
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 import { describe, expect, it } from 'vitest';
 import {
   useLiveCatalogRig,
@@ -53,6 +54,9 @@ describe('live catalog: a 429 storm shrinks hot walks within the upstream budget
     );
     const proxy = r.proxy;
     if (proxy === null) throw new Error('no counting proxy');
+    // The proxy stamps arrivals on this process's event loop: a stamp is late by at most the loop's delay.
+    const loopDelay = monitorEventLoopDelay({ resolution: 10 });
+    loopDelay.enable();
     await rig.fullPassCompleted();
 
     // A reader keeps the ten events hot (plain reads: no upstream call), with a fresh=true read now and then.
@@ -115,10 +119,17 @@ describe('live catalog: a 429 storm shrinks hot walks within the upstream budget
       expect(stormRate).toBeLessThanOrEqual(calmRate / 2);
       expect(skippedAfter).toBeGreaterThan(skippedBefore);
       // The budget, counted on the upstream side of the wire: never more than RPS requests in any second.
-      const busiest = busiestSecond(proxy.requests.map((q) => q.at));
+      // A loaded machine stamps some arrivals late (two requests 1,050 ms apart on the wire can be stamped closer):
+      // stamps within 1000 − (the loop's worst delay + its resolution) ms were sent within one second.
+      loopDelay.disable();
+      const lateMs = Math.ceil(loopDelay.max / 1e6) + 10;
+      const busiest = busiestSecond(
+        proxy.requests.map((q) => q.at),
+        1000 - lateMs,
+      );
       // The figure the issue asks for, in the run's output (docs/upstream-client.md quotes it).
       console.info(
-        `live-catalog-429: ${proxy.requests.length} upstream requests, busiest second ${busiest.count} (budget ${RPS}), ${limited.length} answered 429`,
+        `live-catalog-429: ${proxy.requests.length} upstream requests, busiest second ${busiest.count} (budget ${RPS}; stamps late by up to ${lateMs} ms), ${limited.length} answered 429`,
       );
       expect(busiest.count, `busiest second at ${new Date(busiest.at).toISOString()}`).toBeLessThanOrEqual(
         RPS,
