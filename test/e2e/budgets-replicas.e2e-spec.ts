@@ -12,6 +12,7 @@ const CLIENT_BUDGET = 40;
 /** UPSTREAM_RATE_LIMIT_RPS: the upstream request budget of the whole service. */
 const UPSTREAM_RPS = 20;
 const HEARTBEAT_MS = 200;
+const DEAD_AFTER_MS = 15 * HEARTBEAT_MS;
 /** Concurrent live re-reads kept going against each replica while the upstream rate is measured. */
 const LOAD_PER_REPLICA = 8;
 const LISTINGS_PATH = '/indexer/listings/active';
@@ -68,7 +69,8 @@ describe('budgets across two replicas (e2e: two service processes on one databas
         UPSTREAM_RATE_LIMIT_MIN_RPS: '2',
         UPSTREAM_RETRY_AFTER_CAP_MS: '5000',
         REPLICA_HEARTBEAT_MS: String(HEARTBEAT_MS),
-        REPLICA_DEAD_AFTER_MS: String(5 * HEARTBEAT_MS),
+        // 15 heartbeats: a stall of a loaded machine does not drop a live replica (and hand the other its share).
+        REPLICA_DEAD_AFTER_MS: String(DEAD_AFTER_MS),
       },
     }));
   }, 180_000);
@@ -116,9 +118,10 @@ describe('budgets across two replicas (e2e: two service processes on one databas
     const from = started + 3_000;
     const to = started + 8_000;
     const seen = proxyA.count(from, to, LISTINGS_PATH) + proxyB.count(from, to, LISTINGS_PATH);
-    const expected = (UPSTREAM_RPS * (to - from)) / 1000;
-    expect(seen).toBeGreaterThanOrEqual(expected * 0.9);
-    expect(seen).toBeLessThanOrEqual(expected * 1.1);
+    // The limiter lets RPS requests onto the wire per 1,050 ms (its window allows 50 ms of arrival jitter), so the
+    // rate it gives is that much under RPS per second; ±10 % of each end.
+    expect(seen).toBeGreaterThanOrEqual(((UPSTREAM_RPS * (to - from)) / 1050) * 0.9);
+    expect(seen).toBeLessThanOrEqual(((UPSTREAM_RPS * (to - from)) / 1000) * 1.1);
   });
 
   it("a 429 replica A gets from the upstream lowers replica B's rate and pauses B for its Retry-After", async () => {
@@ -166,9 +169,9 @@ describe('budgets across two replicas (e2e: two service processes on one databas
       expect((await rows()).map((r) => r.stopped)).toEqual([false, true]);
       await waitUntil(async () => (await live(a.url)) === 1, 5_000, 50);
       await b.start();
-      await waitUntil(async () => (await live(a.url)) === 2 && (await live(b.url)) === 2, 5_000, 50);
+      await waitUntil(async () => (await live(a.url)) === 2 && (await live(b.url)) === 2, 15_000, 50);
       await b.kill9();
-      await waitUntil(async () => (await live(a.url)) === 1, 5_000, 50);
+      await waitUntil(async () => (await live(a.url)) === 1, DEAD_AFTER_MS + 10_000, 50);
       // Dropped by the cut-off: nothing marked it stopped.
       expect((await rows()).map((r) => r.stopped)).toEqual([false, true, false]);
       // A counted 20 of this client's requests (its half); alone, it lets the rest of the 40 through.
@@ -185,5 +188,5 @@ describe('budgets across two replicas (e2e: two service processes on one databas
     } finally {
       await db.end();
     }
-  });
+  }, 90_000);
 });
