@@ -9,8 +9,11 @@ import { SyncPassRepository } from '../../src/catalog-sync/sync-pass.repository'
 import { NamedLeaseRepository } from '../../src/durable-work/named-lease.repository';
 import type { ActiveListing } from '../../src/upstream/upstream.types';
 import { createDatabaseFromTemplate, dropDatabase } from '../support/test-database';
+import { waitUntil } from '../support/wait';
 
 const U64_MAX = 18446744073709551615n;
+/** A lease no test outlives: the lease test ends it explicitly instead of waiting for it. */
+const LONG_LEASE_MS = 60_000;
 
 const at = (s: number): Date => new Date(Date.UTC(2026, 0, 1, 0, 0, s));
 
@@ -267,7 +270,9 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
       const next = await generation.bump(db);
       await db.query('COMMIT');
       expect(next).toBe(before + 1n);
-      await new Promise((r) => setTimeout(r, 200));
+      // The NOTIFY is delivered after the COMMIT, asynchronously: wait for it (bounded), then check it is the one
+      // notification, carrying the new generation.
+      await waitUntil(() => heard.length > 0, 5_000, 10);
       expect(heard).toEqual([next.toString()]);
     } finally {
       await listener.query('UNLISTEN *');
@@ -276,8 +281,10 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
   });
 
   it('leases: one holder at a time, takeover after expiry with a new fencing token, abandoned pass failed', async () => {
+    // Leases far longer than the test: A's lease ends only when the test expires it below, never because the
+    // statements before that happened to be slow.
     const first = await tx(pool, async (c) => {
-      const lease = await leases.acquire(c, 'sync:listings', 'A', 400);
+      const lease = await leases.acquire(c, 'sync:listings', 'A', LONG_LEASE_MS);
       if (!lease.acquired) throw new Error('expected the lease');
       const pass = await passes.create(c, {
         resource: 'listings',
@@ -289,7 +296,7 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
       await leases.attachPass(c, 'sync:listings', lease.fencingToken, pass.id);
       return { lease, pass };
     });
-    const busy = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', 400));
+    const busy = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', LONG_LEASE_MS));
     expect(busy).toMatchObject({ acquired: false, holder: 'A', passId: first.pass.id });
     expect(
       await tx(pool, (c) =>
@@ -298,8 +305,11 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
     ).toBe(true);
     expect(await passes.failAbandoned()).toEqual([]);
 
-    await new Promise((r) => setTimeout(r, 500));
-    const second = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', 400));
+    // A's lease runs out (on the database clock, which is what the lease compares against).
+    await db.query(
+      `UPDATE job_leases SET expires_at = clock_timestamp() - interval '1 ms' WHERE name = 'sync:listings'`,
+    );
+    const second = await tx(pool, (c) => leases.acquire(c, 'sync:listings', 'B', LONG_LEASE_MS));
     expect(second.acquired).toBe(true);
     if (!second.acquired || !first.lease.acquired) return;
     expect(BigInt(second.fencingToken)).toBe(BigInt(first.lease.fencingToken) + 1n);
@@ -310,7 +320,7 @@ describe('catalog-sync repositories (real PostgreSQL)', () => {
         leases.holds(c, 'sync:listings', first.lease.acquired ? first.lease.fencingToken : ''),
       ),
     ).toBe(false);
-    expect(await leases.renew('sync:listings', first.lease.fencingToken, 400)).toBe(false);
+    expect(await leases.renew('sync:listings', first.lease.fencingToken, LONG_LEASE_MS)).toBe(false);
     expect(await passes.failAbandoned()).toEqual([{ id: first.pass.id, resource: 'listings' }]);
     expect((await passes.get(first.pass.id))?.status).toBe('failed');
   });

@@ -6,8 +6,14 @@ import {
 } from '../../src/replicas/service-replica.repository';
 import { openTestDataSource, type TestDataSource } from '../support/test-database';
 
-/** Ages come from the database clock; a statement or two of slack. */
-const SLACK_MS = 500;
+/**
+ * Ages come from the database clock, between a write and a later read: they cannot exceed the wall time the test
+ * measured from before the write to after the read (plus a little for the two clocks' rounding). A fixed slack
+ * would fail whenever a loaded machine is slower than it between the statements.
+ */
+const slackSince = (t0: number): number => Date.now() - t0 + 50;
+/** A pause far longer than the test, so what is left of it still tells a kept pause from a shortened one. */
+const PAUSE_MS = 60_000;
 
 describe(ServiceReplicaRepository.name, () => {
   let db: TestDataSource;
@@ -30,6 +36,7 @@ describe(ServiceReplicaRepository.name, () => {
 
   it("a beat creates the replica's row (started and seen now, its version) and reads every other row, never its own", async () => {
     const { a, b } = ids();
+    let t0 = Date.now();
     expect((await sut.beat(a, '1.2.3')).some((row) => row.instanceId === a)).toBe(false);
     const seen = await rowOf(b, a);
     expect(seen).toMatchObject({
@@ -38,12 +45,13 @@ describe(ServiceReplicaRepository.name, () => {
       throttledMsAgo: null,
       pausedForMs: 0,
     });
-    expect(Math.abs(seen!.seenMsAgo)).toBeLessThan(SLACK_MS);
+    expect(Math.abs(seen!.seenMsAgo)).toBeLessThan(slackSince(t0));
     const [row] = await dataSource.query<{ version: string; same: boolean }[]>(
       `SELECT version, started_at = seen_at AS same FROM service_replicas WHERE instance_id = $1`,
       [a],
     );
     expect(row).toEqual({ version: '1.2.3', same: true });
+    t0 = Date.now();
     await dataSource.query(
       `UPDATE service_replicas SET started_at = now() - interval '7 seconds', seen_at = now() - interval '7 seconds'
        WHERE instance_id = $1`,
@@ -51,10 +59,11 @@ describe(ServiceReplicaRepository.name, () => {
     );
     const aged = await rowOf(b, a);
     expect(aged!.seenMsAgo).toBeGreaterThanOrEqual(7_000);
-    expect(aged!.seenMsAgo).toBeLessThan(7_000 + SLACK_MS);
+    expect(aged!.seenMsAgo).toBeLessThan(7_000 + slackSince(t0));
     // The next beat refreshes seen_at and keeps started_at.
+    t0 = Date.now();
     await sut.beat(a, '1.2.3');
-    expect(Math.abs((await rowOf(b, a))!.seenMsAgo)).toBeLessThan(SLACK_MS);
+    expect(Math.abs((await rowOf(b, a))!.seenMsAgo)).toBeLessThan(slackSince(t0));
     const [kept] = await dataSource.query<{ earlier: boolean }[]>(
       `SELECT started_at < seen_at - interval '6 seconds' AS earlier FROM service_replicas WHERE instance_id = $1`,
       [a],
@@ -72,18 +81,20 @@ describe(ServiceReplicaRepository.name, () => {
   it('a published 429 carries its factor, its age and what is left of its pause; a shorter or no pause keeps it', async () => {
     const { a, b } = ids();
     await sut.beat(a, '1');
-    await sut.publishThrottle(a, 0.5, 2_000);
+    const t0 = Date.now();
+    await sut.publishThrottle(a, 0.5, PAUSE_MS);
     const first = (await rowOf(b, a))!;
     expect(first.throttleFactor).toBe(0.5);
     expect(first.throttledMsAgo).toBeGreaterThanOrEqual(0);
-    expect(first.throttledMsAgo).toBeLessThan(SLACK_MS);
-    expect(first.pausedForMs).toBeGreaterThan(2_000 - SLACK_MS);
-    expect(first.pausedForMs).toBeLessThanOrEqual(2_000);
+    expect(first.throttledMsAgo).toBeLessThan(slackSince(t0));
+    expect(first.pausedForMs).toBeGreaterThan(PAUSE_MS - slackSince(t0));
+    expect(first.pausedForMs).toBeLessThanOrEqual(PAUSE_MS);
     await sut.publishThrottle(a, 0.25, 100);
     await sut.publishThrottle(a, 0.125, undefined);
     const later = (await rowOf(b, a))!;
     expect(later.throttleFactor).toBe(0.125);
-    expect(later.pausedForMs).toBeGreaterThan(2_000 - SLACK_MS);
+    // Still the first pause, less only the time since it was published: neither later publish shortened it.
+    expect(later.pausedForMs).toBeGreaterThan(PAUSE_MS - slackSince(t0));
     await dataSource.query(
       `UPDATE service_replicas SET paused_until = now() - interval '1 second' WHERE instance_id = $1`,
       [a],

@@ -407,11 +407,16 @@ describe(WebhookDeliveryRepository.name, () => {
     await appendMany(1);
     const a = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
     const b = new WebhookDeliveryRepository(dataSource, durableWorkFor(dataSource), uncapped);
-    const [stale] = await a.claimDue(1, 200);
+    // A long lease, ended explicitly below: B's first claim must find it held however slowly the test runs.
+    const [stale] = await a.claimDue(1, 60_000);
     if (!stale) throw new Error('nothing claimed');
     expect(await b.claimDue(1, 60_000)).toEqual([]);
 
-    await new Promise((r) => setTimeout(r, 300));
+    // A's lease runs out (on the database clock, which is what claims compare against); A does not know.
+    await dataSource.query(
+      `UPDATE webhook_deliveries SET lease_until = clock_timestamp() - interval '1 ms' WHERE id = $1`,
+      [stale.id],
+    );
     const [current] = await b.claimDue(1, 60_000);
 
     expect(current?.id).toBe(stale.id);
