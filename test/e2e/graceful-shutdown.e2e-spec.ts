@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { inject } from 'vitest';
 import { startTestApp } from '../support/test-app';
 import { dropDatabase } from '../support/test-database';
+import { waitUntil } from '../support/wait';
 
 describe('graceful shutdown (e2e)', () => {
   it('a request in flight when shutdown starts still completes, its upstream call included', async () => {
@@ -10,9 +11,12 @@ describe('graceful shutdown (e2e)', () => {
       await t.app.listen(0, '127.0.0.1');
       const url = await t.app.getUrl();
       // The readiness key check waits ~1 s at the upstream: shutdown starts in the middle of it.
-      t.sandbox.admin.addFault({ operation: 'events', kind: 'latency', latencyMs: 1000 });
+      t.sandbox.admin.addFault({ operation: 'events', kind: 'latency', latencyMs: 1000, times: 1 });
       const pending = fetch(`${url}/health/ready`);
-      await new Promise((r) => setTimeout(r, 300));
+      // A one-shot rule leaves the sandbox's list as soon as a call picks it up, before the delay starts: an
+      // empty list means the upstream call is in flight, so close() begins mid-call however slow the machine is
+      // (a fixed sleep could close before the request even reached its upstream call).
+      await waitUntil(() => t.sandbox.admin.faults().length === 0, 10_000, 10);
       const closing = t.app.close();
       const res = await pending;
       // Readiness turns 503 once shutdown begins (so balancers drain), but the answer is delivered and the

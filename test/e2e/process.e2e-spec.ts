@@ -11,7 +11,16 @@ import {
 } from '../support/service-process';
 import { waitUntil } from '../support/wait';
 
-// Each test starts the service (and one runs `npm start`, which builds first): minutes on a loaded machine.
+/**
+ * The bound on one start of the service: initdb (on a fresh data directory), the embedded PostgreSQL and the
+ * migrations, which take far longer than spawnService's default on a loaded machine.
+ */
+const START_MS = 120_000;
+/** A test that starts the service twice: both starts at their bound, plus the stops and checks between them. */
+const TWO_STARTS_TIMEOUT_MS = 2 * START_MS + 60_000;
+
+// Each test starts the service (and one runs `npm start`, which builds first): minutes on a loaded machine. The
+// tests that start it twice set their own, longer timeout.
 describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { timeout: 180_000 }, () => {
   const dataDirOf = useTempDataDir('bff-proc-');
 
@@ -28,28 +37,32 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { ti
     expect(result.stderr).not.toContain('mysql://x');
   });
 
-  it('starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data', async () => {
-    const dataDir = dataDirOf();
-    const first = await spawnService({ DATA_DIR: dataDir });
-    const ready = await fetch(`${first.url}/health/ready`);
-    expect(ready.status).toBe(200);
-    const pgPid = await postmasterPid(join(dataDir, 'postgres'));
-    expect(pgPid).not.toBeNull();
-    const clusterBirth = (await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs;
+  it(
+    'starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data',
+    async () => {
+      const dataDir = dataDirOf();
+      const first = await spawnService({ DATA_DIR: dataDir }, START_MS);
+      const ready = await fetch(`${first.url}/health/ready`);
+      expect(ready.status).toBe(200);
+      const pgPid = await postmasterPid(join(dataDir, 'postgres'));
+      expect(pgPid).not.toBeNull();
+      const clusterBirth = (await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs;
 
-    const started = Date.now();
-    first.child.kill('SIGTERM');
-    expect(await waitForExit(first.child, 10_000)).toBe(0);
-    expect(Date.now() - started).toBeLessThan(10_000);
-    await waitUntil(() => !isRunning(pgPid as number), 5000);
+      const started = Date.now();
+      first.child.kill('SIGTERM');
+      expect(await waitForExit(first.child, 10_000)).toBe(0);
+      expect(Date.now() - started).toBeLessThan(10_000);
+      await waitUntil(() => !isRunning(pgPid as number), 5000);
 
-    const second = await spawnService({ DATA_DIR: dataDir });
-    expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
-    // Same cluster reused: initdb would have rewritten PG_VERSION.
-    expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs).toBe(clusterBirth);
-    second.child.kill('SIGTERM');
-    expect(await waitForExit(second.child, 10_000)).toBe(0);
-  });
+      const second = await spawnService({ DATA_DIR: dataDir }, START_MS);
+      expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
+      // Same cluster reused: initdb would have rewritten PG_VERSION.
+      expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs).toBe(clusterBirth);
+      second.child.kill('SIGTERM');
+      expect(await waitForExit(second.child, 10_000)).toBe(0);
+    },
+    TWO_STARTS_TIMEOUT_MS,
+  );
 
   it('`npm start` hands SIGTERM to the service: npm exits 0, nothing left running', async () => {
     const dataDir = dataDirOf();
@@ -62,18 +75,22 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { ti
     await expect(fetch(`${viaNpm.url}/health/live`)).rejects.toThrow(/fetch failed/);
   });
 
-  it('recovers after kill -9 (orphaned postmaster and stale lock file)', async () => {
-    const dataDir = dataDirOf();
-    const victim = await spawnService({ DATA_DIR: dataDir });
-    const orphan = await postmasterPid(join(dataDir, 'postgres'));
-    victim.child.kill('SIGKILL');
-    await waitForExit(victim.child, 5000);
-    expect(orphan !== null && isRunning(orphan)).toBe(true);
+  it(
+    'recovers after kill -9 (orphaned postmaster and stale lock file)',
+    async () => {
+      const dataDir = dataDirOf();
+      const victim = await spawnService({ DATA_DIR: dataDir }, START_MS);
+      const orphan = await postmasterPid(join(dataDir, 'postgres'));
+      victim.child.kill('SIGKILL');
+      await waitForExit(victim.child, 5000);
+      expect(orphan !== null && isRunning(orphan)).toBe(true);
 
-    const next = await spawnService({ DATA_DIR: dataDir });
-    expect((await fetch(`${next.url}/health/ready`)).status).toBe(200);
-    expect(orphan !== null && isRunning(orphan)).toBe(false);
-    next.child.kill('SIGTERM');
-    expect(await waitForExit(next.child, 10_000)).toBe(0);
-  });
+      const next = await spawnService({ DATA_DIR: dataDir }, START_MS);
+      expect((await fetch(`${next.url}/health/ready`)).status).toBe(200);
+      expect(orphan !== null && isRunning(orphan)).toBe(false);
+      next.child.kill('SIGTERM');
+      expect(await waitForExit(next.child, 10_000)).toBe(0);
+    },
+    TWO_STARTS_TIMEOUT_MS,
+  );
 });

@@ -29,6 +29,11 @@ interface RestartWindow {
 }
 
 const DRAIN_MS = 1_500;
+/**
+ * The drain of the first replica's first process, the one the drain test stops: long enough for the readiness
+ * wait and three requests on a loaded machine, so the test sees the drain and not the race with its end.
+ */
+const LONG_DRAIN_ENV = { SHUTDOWN_DRAIN_DELAY_MS: '8000', SHUTDOWN_TIMEOUT_MS: '15000' };
 const PROBE_MS = 150;
 const LOOPS = 3;
 const PATHS = ['/v1/events?limit=5', '/v1/listings?limit=5', '/v1/listings?limit=3&sort=price_desc'];
@@ -75,8 +80,10 @@ describe('rolling restart of two replicas behind a balancer (e2e)', () => {
       await ServiceReplica.create('rolling-a', group, env),
       await ServiceReplica.create('rolling-b', group, env),
     ];
-    // One after the other: both migrate at boot (under the lock, but there is no need to race here).
-    for (const replica of replicas) await replica.start();
+    // One after the other: both migrate at boot (under the lock, but there is no need to race here). Only this
+    // first process of rolling-a drains long (the drain test stops it); its restarts use DRAIN_MS again.
+    await replicas[0]?.start(LONG_DRAIN_ENV);
+    await replicas[1]?.start();
     proxy = await RoundRobinProxy.start(
       replicas.map((r) => r.url),
       { probeIntervalMs: PROBE_MS },
@@ -204,14 +211,18 @@ describe('rolling restart of two replicas behind a balancer (e2e)', () => {
     const get = (path: string, auth = false) =>
       fetch(`${replica.url}${path}`, {
         headers: auth ? { authorization: `Bearer ${apiKey}` } : {},
-        signal: AbortSignal.timeout(5_000),
+        signal: AbortSignal.timeout(10_000),
       });
     expect((await get('/health/ready')).status).toBe(200);
     process.kill(old.pid, 'SIGTERM');
-    await waitUntil(async () => (await get('/health/ready')).status === 503, 1_000, 20);
-    const ready = await get('/health/ready');
-    const live = await get('/health/live');
-    const events = await get('/v1/events?limit=1', true);
+    await waitUntil(async () => (await get('/health/ready')).status === 503, 10_000, 20);
+    // At once, not one after the other: all three must land inside the drain (LONG_DRAIN_ENV), however slow
+    // each answer is on a loaded machine.
+    const [ready, live, events] = await Promise.all([
+      get('/health/ready'),
+      get('/health/live'),
+      get('/v1/events?limit=1', true),
+    ]);
     // All three answered: the listener stays open through the drain.
     expect([ready.status, live.status, events.status]).toEqual([503, 200, 200]);
     expect(((await ready.json()) as { error: { message: string } }).error.message).toBe(
@@ -224,7 +235,7 @@ describe('rolling restart of two replicas behind a balancer (e2e)', () => {
     expect(old.output()).not.toContain('shutdown timed out');
     await replica.start();
     await waitUntil(() => proxy.isReady(replica.url), 60_000, 20);
-  }, 60_000);
+  }, 120_000);
 
   it('serves a steady stream with no failed request while both replicas restart one after the other', async () => {
     const stream = startStream();
