@@ -10,6 +10,8 @@ import { WebhookReceiver } from '../support/webhook-receiver';
 
 const EVENTS = 60;
 
+const byNumber = (x: number, y: number): number => x - y;
+
 /**
  * Deliveries across two real service processes on one database (issue 24): every event reaches the receiver
  * exactly once while both replicas' workers race for the deliveries; a replica killed with SIGKILL while its send
@@ -95,8 +97,8 @@ describe('Webhooks across two replicas (e2e: two service processes, one receiver
        WHERE event_id = ANY($1) AND lease_owner IS NOT NULL`,
       [ids],
     );
-    expect(owners.rows.map((r) => Number(r.pid)).sort()).toEqual(
-      [a.proc?.pid, b.proc?.pid].map(Number).sort(),
+    expect(owners.rows.map((r) => Number(r.pid)).sort(byNumber)).toEqual(
+      [a.proc?.pid, b.proc?.pid].map(Number).sort(byNumber),
     );
     releasing = true;
     receiver.releaseHeld();
