@@ -1,4 +1,5 @@
 import { createServer, request, type IncomingMessage, type ServerResponse } from 'node:http';
+import { monitorEventLoopDelay } from 'node:perf_hooks';
 
 /**
  * One request the proxy forwarded: when it arrived (ms, this process's clock), its path, the answer's status and
@@ -20,6 +21,8 @@ export interface ProxiedRequest {
 export const ARRIVALS_PATH = '/__counting-proxy/arrivals';
 /** Requests recorded at most (a long bench run stays bounded in memory); the ones beyond are only counted. */
 const MAX_RECORDED = 2_000_000;
+/** Sampling interval of the event-loop delay monitor (ms): a delay is known to within this. */
+const LOOP_DELAY_RESOLUTION_MS = 10;
 
 /**
  * A loopback HTTP proxy in front of the upstream (the sandbox) that records every request it forwards, by arrival
@@ -32,6 +35,8 @@ export class CountingProxy {
   /** Requests forwarded but not recorded (beyond MAX_RECORDED). */
   dropped = 0;
   private readonly server = createServer((req, res) => this.forward(req, res));
+  /** This process's event-loop delay since the proxy started: how late an arrival can have been stamped. */
+  private readonly loopDelay = monitorEventLoopDelay({ resolution: LOOP_DELAY_RESOLUTION_MS });
   private readonly target: URL;
   url = '';
 
@@ -41,6 +46,7 @@ export class CountingProxy {
 
   static async start(target: string, port = 0): Promise<CountingProxy> {
     const proxy = new CountingProxy(target);
+    proxy.loopDelay.enable();
     await new Promise<void>((resolve) => proxy.server.listen(port, '127.0.0.1', resolve));
     const address = proxy.server.address();
     const bound = typeof address === 'object' && address !== null ? address.port : 0;
@@ -53,7 +59,17 @@ export class CountingProxy {
     return this.requests.filter((r) => r.at >= from && r.at < to && r.path.startsWith(prefix)).length;
   }
 
+  /**
+   * How late (ms) an arrival may have been stamped since the proxy started: the stamp is taken when this process's
+   * event loop gets to the request, so a loaded process stamps late by up to its worst loop delay (plus the
+   * monitor's resolution). `busiestSecond(times, 1000 - stampsLateByMs())` counts only what was sent within a second.
+   */
+  stampsLateByMs(): number {
+    return Math.ceil(this.loopDelay.max / 1e6) + LOOP_DELAY_RESOLUTION_MS;
+  }
+
   async close(): Promise<void> {
+    this.loopDelay.disable();
     this.server.closeAllConnections();
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
@@ -99,7 +115,7 @@ export class CountingProxy {
  * The most requests that arrived within any one second: a sliding, half-open window [t, t + 1000) over the arrival
  * times (the strictest reading of "requests per second": every 1-s window, not only those aligned to a clock
  * second). `at` is the arrival time that opens the busiest window. `windowMs` shortens the window by how late the
- * counting process may have stamped an arrival (its event loop's delay): k stamps within 1000 − d ms are k
+ * counting process may have stamped an arrival (`CountingProxy.stampsLateByMs`): k stamps within 1000 − d ms are k
  * arrivals within one second.
  */
 export function busiestSecond(times: readonly number[], windowMs = 1000): { count: number; at: number } {
