@@ -3,7 +3,7 @@ import type { ServiceReplica } from '../../bench/chaos/service-replica';
 import { generateApiKey } from '../../src/auth/api-key';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import { STATUS_COOKIE } from '../../src/status/status.session';
-import { TwoReplicas } from '../support/two-replicas';
+import { BOTH_COUNTED, TwoReplicas } from '../support/two-replicas';
 
 const FAILURE_BUDGET = 4;
 
@@ -48,9 +48,7 @@ describe('failed authentications and status sessions across two replicas (e2e)',
         STATUS_PAGE_ENABLED: 'true',
         RATE_LIMIT_AUTH_FAILURES: String(FAILURE_BUDGET),
         RATE_LIMIT_WINDOW_MS: '600000',
-        REPLICA_HEARTBEAT_MS: '200',
-        // Nothing here stops a replica: a cut-off well above a loaded machine's stall keeps both counted.
-        REPLICA_DEAD_AFTER_MS: '10000',
+        ...BOTH_COUNTED,
       },
     }));
   }, 180_000);

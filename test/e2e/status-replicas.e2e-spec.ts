@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { ServiceReplica } from '../../bench/chaos/service-replica';
 import { startSandbox, type SandboxHandle } from '../../src/sandbox/sandbox.server';
 import type { StatusReport } from '../../src/status/status.report';
-import { TwoReplicas } from '../support/two-replicas';
+import { BOTH_COUNTED, TwoReplicas } from '../support/two-replicas';
 import { waitUntil } from '../support/wait';
 
 /** Every `upstream_requests_total` sample of a replica's /metrics, summed: what that process counted. */
@@ -64,9 +64,7 @@ describe('status report across two replicas (e2e: two service processes on one d
         METRICS_PUBLIC: 'true',
         SYNC_ON_STARTUP: 'false',
         STATUS_RECORD_INTERVAL_MS: '200',
-        REPLICA_HEARTBEAT_MS: '200',
-        // Nothing here stops a replica: a cut-off well above a loaded machine's stall keeps both counted.
-        REPLICA_DEAD_AFTER_MS: '10000',
+        ...BOTH_COUNTED,
       },
     }));
   }, 180_000);

@@ -7,6 +7,13 @@ import { waitUntil } from './wait';
 
 export type ReplicaName = 'a' | 'b';
 
+/**
+ * Replica variables for a test that never stops a replica and needs both counted: each sees the other within
+ * 200 ms, and a cut-off well above a loaded machine's stall, so a live replica is never dropped (which would hand
+ * the other its whole share of the budgets).
+ */
+export const BOTH_COUNTED = { REPLICA_HEARTBEAT_MS: '200', REPLICA_DEAD_AFTER_MS: '10000' } as const;
+
 /** `service_replicas_live` on a replica's /metrics (with the admin key, so it works whether or not it is public). */
 export async function liveReplicas(url: string, apiKey: string): Promise<number | null> {
   const res = await fetch(`${url}/metrics`, {
