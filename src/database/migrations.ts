@@ -52,6 +52,7 @@ import { WatchMatchCooldownOnlyTouch1795850117310 } from '../../migrations/17958
 import { WatchAlertsWithoutWatchForeignKey1795850117311 } from '../../migrations/1795850117311-WatchAlertsWithoutWatchForeignKey';
 import { OutboxEventIdCheckWithoutRepeat1795850117312 } from '../../migrations/1795850117312-OutboxEventIdCheckWithoutRepeat';
 import { DropOutboxOccurredIndex1795850117313 } from '../../migrations/1795850117313-DropOutboxOccurredIndex';
+import { CatalogSubscriptionByWatch1795850117314 } from '../../migrations/1795850117314-CatalogSubscriptionByWatch';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -112,4 +113,5 @@ export const MIGRATIONS = [
   WatchAlertsWithoutWatchForeignKey1795850117311,
   OutboxEventIdCheckWithoutRepeat1795850117312,
   DropOutboxOccurredIndex1795850117313,
+  CatalogSubscriptionByWatch1795850117314,
 ];

@@ -267,15 +267,26 @@ describe('Watches (e2e)', () => {
     });
     // The feed serves an event once every transaction older than it has ended, cluster-wide (the feed's gap-free
     // rule): another test's open transaction on the shared cluster can hold it back for a moment after delivery.
-    let matched: { id: string; type: string }[] = [];
+    type FeedItem = { id: string; type: string; data: { event_id?: string; ticket_id?: string } };
+    let matched: FeedItem[] = [];
+    let listed: string[] = [];
     await waitUntil(async () => {
       const feed = await request(server).get('/v1/notifications').set(bearer(client.key)).expect(200);
-      matched = (feed.body.items as { id: string; type: string }[]).filter((e) => e.type === 'watch.matched');
-      return matched.length > 0;
+      const items = feed.body.items as FeedItem[];
+      matched = items.filter((e) => e.type === 'watch.matched');
+      listed = items
+        .filter((e) => e.type === 'listing.listed' && e.data.event_id === '9103')
+        .map((e) => String(e.data.ticket_id));
+      return matched.length > 0 && listed.length >= 2;
     }, 10_000);
     expect(matched.map((e) => e.id)).toEqual([verified.id]);
+    // The watch also subscribed its owner's feed (not its endpoint: no catalog type there) to 9103's changes.
+    expect(listed.sort()).toEqual(['1', '2']);
     const theirs = await request(server).get('/v1/notifications').set(bearer(other.key)).expect(200);
-    expect((theirs.body.items as { type: string }[]).filter((e) => e.type === 'watch.matched')).toEqual([]);
+    expect((theirs.body.items as { type: string }[]).filter((e) => e.type.startsWith('watch.'))).toEqual([]);
+    expect((theirs.body.items as { type: string }[]).filter((e) => e.type.startsWith('listing.'))).toEqual(
+      [],
+    );
     // Give a second delivery every chance to show up before asserting there is none.
     await list(9103, 3, '1');
     await waitUntil(() => receiver.received.length >= 2, 10_000);

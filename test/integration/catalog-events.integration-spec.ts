@@ -93,7 +93,7 @@ describe('catalog events (real PostgreSQL)', () => {
   });
   beforeEach(async () => {
     await db.query(
-      'TRUNCATE listings, events, outbox_events, webhook_deliveries, webhook_endpoints, protocol_config',
+      'TRUNCATE listings, events, outbox_events, webhook_deliveries, webhook_endpoints, protocol_config, watches',
     );
     await listings.prepareSeen(db);
     await events.prepareSeen(db);
@@ -274,6 +274,58 @@ describe('catalog events (real PostgreSQL)', () => {
       previous_start_at: '2027-01-01T00:00:00Z',
     });
     expect(got[2].payload).toEqual({ event_id: '11', name: 'Show (late)' });
+  });
+
+  it("a watch subscribes its client's feed, not its endpoints, to its event's catalog events while it is unexpired", async () => {
+    await endpoint(clientA); // the default filters: no catalog event, so each of A's rows below has no delivery
+    const following = await endpoint(clientB, { eventIds: ['22'] });
+    const watch = async (clientId: string, eventId: number, expired = false): Promise<void> => {
+      await pool.query(
+        `INSERT INTO watches (client_id, event_id, max_price_minor, expires_at)
+         VALUES ($1, $2, 1, CASE WHEN $3 THEN now() - interval '1 second' END)`,
+        [clientId, eventId, expired],
+      );
+    };
+    await watch(clientA, 21);
+    await watch(clientA, 21); // two watches of one client on one event: one event in its feed
+    await watch(clientB, 21, true); // expired: subscribes nothing
+    await listings.upsertPage(
+      db,
+      [listing(21n, 1n, 100n), listing(22n, 1n, 100n), listing(23n, 1n, 100n)],
+      at(1),
+      '1',
+    );
+    await events.upsertPage(db, [ev(21n, 'Watched'), ev(23n, 'Nobody')], at(1), '1');
+    const byEvent = (got: Announced[]) =>
+      got
+        .map((e) => [e.type, e.client_id, e.payload.event_id, e.endpoints])
+        .sort((a, b) => `${String(a[2])}${String(a[0])}`.localeCompare(`${String(b[2])}${String(b[0])}`));
+    expect(byEvent(await announced())).toEqual([
+      ['event.listed', clientA, '21', []],
+      ['listing.listed', clientA, '21', []],
+      ['listing.listed', clientB, '22', [following]],
+    ]);
+
+    // A backfill's end tells the watching client too; the expired watch's client only by its endpoint.
+    await generation.fullPassCompleted(db, 'listings', {
+      passId: '21',
+      resource: 'listings',
+      reason: 'empty_mirror',
+      items: 3,
+      upserted: 3,
+      removed: 0,
+    });
+    const told = (await announced())
+      .filter((e) => e.type === 'sync.backfill_completed')
+      .map((e) => e.client_id);
+    expect(told.sort()).toEqual([clientA, clientB, null].sort());
+    await db.query(`UPDATE mirror_generation SET listings_epoch = NULL, events_epoch = NULL`);
+
+    // Once the watches are gone, the client's feed takes no more of the event's changes.
+    await pool.query(`DELETE FROM watches WHERE client_id = $1`, [clientA]);
+    await db.query('TRUNCATE outbox_events');
+    await listings.upsertPage(db, [listing(21n, 1n, 90n)], at(2), '2');
+    expect(await announced()).toEqual([]);
   });
 
   it('backfill: empty mirror or another epoch; its end announces one sync.backfill_completed', async () => {
