@@ -31,6 +31,12 @@ interface Announced {
   endpoints: string[];
 }
 
+/** Announced events as [type, client, event, endpoints], by event then type (a statement's order is not promised). */
+const byEvent = (got: Announced[]) =>
+  got
+    .map((e) => [e.type, e.client_id, e.payload.event_id, e.endpoints])
+    .sort((a, b) => `${String(a[2])}${String(a[0])}`.localeCompare(`${String(b[2])}${String(b[0])}`));
+
 /**
  * Catalog change events (issue 32 items 1–2, migrations/…-CreateCatalogEvents.ts): the statement triggers on the
  * mirror's tables, through the repositories that write them, against real PostgreSQL.
@@ -296,10 +302,6 @@ describe('catalog events (real PostgreSQL)', () => {
       '1',
     );
     await events.upsertPage(db, [ev(21n, 'Watched'), ev(23n, 'Nobody')], at(1), '1');
-    const byEvent = (got: Announced[]) =>
-      got
-        .map((e) => [e.type, e.client_id, e.payload.event_id, e.endpoints])
-        .sort((a, b) => `${String(a[2])}${String(a[0])}`.localeCompare(`${String(b[2])}${String(b[0])}`));
     expect(byEvent(await announced())).toEqual([
       ['event.listed', clientA, '21', []],
       ['listing.listed', clientA, '21', []],
@@ -318,7 +320,8 @@ describe('catalog events (real PostgreSQL)', () => {
     const told = (await announced())
       .filter((e) => e.type === 'sync.backfill_completed')
       .map((e) => e.client_id);
-    expect(told.sort()).toEqual([clientA, clientB, null].sort());
+    expect(told).toHaveLength(3);
+    expect(new Set(told)).toEqual(new Set([null, clientA, clientB]));
     await db.query(`UPDATE mirror_generation SET listings_epoch = NULL, events_epoch = NULL`);
 
     // Once the watches are gone, the client's feed takes no more of the event's changes.
