@@ -4,7 +4,7 @@ import { copyJsonText } from './pg-copy';
 /**
  * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
  * only: no large string is built (a page's text as one string lands in V8's large-object space, which only
- * a full GC frees). A batch can be reset and refilled once written, reusing its buffers. A page whose key is
+ * a full GC frees). A batch can be reset and refilled once written, reusing its buffer. A page whose key is
  * already in the batch is refused (the caller writes the batch first): one merge cannot touch a row twice.
  *
  * Each line is `event_id, ticket_id, ask_price_minor, expires_at, raw, observed_at` (the staging table's
@@ -19,8 +19,6 @@ export class ListingBatch {
   private starts: number[] = [];
   private eventIds: bigint[] = [];
   private ticketIds: bigint[] = [];
-  /** withTail's output, reused from batch to batch. */
-  private sorted = Buffer.allocUnsafe(0);
 
   get rows(): number {
     return this.keys.size;
@@ -67,25 +65,23 @@ export class ListingBatch {
 
   /**
    * The batch's lines in (event_id, ticket_id) order, each with `tail` (tab-separated values, no newline)
-   * appended as its last columns: a view of a buffer of the batch's, valid until the next reset or call.
-   * Primary-key order lets consecutive inserts share index pages, as the merge's ORDER BY does.
+   * appended as its last columns, as pieces for copyFrom: views of the batch's buffer and one buffer of the
+   * tail, so nothing is copied (valid until the next reset). Primary-key order lets consecutive inserts share
+   * index pages, as the merge's ORDER BY does.
    */
-  withTail(tail: string): Buffer {
+  withTail(tail: string): Buffer[] {
     const { starts, eventIds: e, ticketIds: t } = this;
     const order = Array.from(starts.keys()).sort((a, b) =>
       e[a] !== e[b] ? (e[a] < e[b] ? -1 : 1) : t[a] < t[b] ? -1 : t[a] > t[b] ? 1 : 0,
     );
     const suffix = Buffer.from(`\t${tail}\n`, 'utf8');
-    const size = this.length + starts.length * (suffix.length - 1);
-    if (this.sorted.length < size) this.sorted = Buffer.allocUnsafe(Math.max(size, this.sorted.length * 2));
-    let at = 0;
+    const pieces: Buffer[] = [];
     for (const i of order) {
       // Without the line's newline (the last byte before the next line's start).
       const end = (i + 1 < starts.length ? starts[i + 1] : this.length) - 1;
-      at += this.buf.copy(this.sorted, at, starts[i], end);
-      at += suffix.copy(this.sorted, at);
+      pieces.push(this.buf.subarray(starts[i], end), suffix);
     }
-    return this.sorted.subarray(0, at);
+    return pieces;
   }
 
   private ensure(bytes: number): void {
