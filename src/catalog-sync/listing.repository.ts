@@ -1,9 +1,10 @@
-// One piece: the hand-written SQL that writes the mirror's `listings` during a pass (the COPY batch, the staged
-// merge, the sweep, the one-statement whole-event walk), sharing one column list and the pass's temp tables; a
-// repository owning its table's writes reads best whole.
+// One piece: the hand-written SQL that writes the mirror's `listings` during a pass (the direct COPY of a
+// backfill, the COPY batch and staged merge, the sweep, the one-statement whole-event walk), sharing one column
+// list and the pass's temp tables; a repository owning its table's writes reads best whole.
 import type { PoolClient } from 'pg';
 import type { ListingRow } from './catalog-sync.mapper';
-import { copyFrom, copyJsonText } from './pg-copy';
+import { ListingBatch } from './listing-batch';
+import { copyFrom } from './pg-copy';
 import { MIRROR_GENERATION_CHANNEL } from './mirror-generation.repository';
 import { nullableBigintArray, numericArray, PASS_TEMP_BUFFERS, textArray, type Sql } from './sql';
 import { SweepHold } from './sweep-hold';
@@ -20,70 +21,24 @@ const NEWER_WINS = `ON CONFLICT (event_id, ticket_id) DO UPDATE SET
            last_seen_pass = excluded.last_seen_pass
          WHERE l.observed_at <= excluded.observed_at`;
 
-/**
- * Listing rows waiting for one write, kept as their COPY text encoded in one growing buffer and their keys
- * only: no large string is built (a page's text as one string lands in V8's large-object space, which only
- * a full GC frees). A batch can be reset and refilled once written, reusing its buffer. A page whose key is
- * already in the batch is refused (the caller writes the batch first): one merge cannot touch a row twice.
- */
-export class ListingBatch {
-  private buf = Buffer.allocUnsafe(0);
-  private length = 0;
-  private readonly keys = new Set<string>();
-
-  get rows(): number {
-    return this.keys.size;
-  }
-
-  /** The COPY text written so far (a view of the batch's buffer: valid until the next reset). */
-  get data(): Buffer {
-    return this.buf.subarray(0, this.length);
-  }
-
-  reset(): void {
-    this.length = 0;
-    this.keys.clear();
-  }
-
-  /** Adds a page's rows (one row per key, as mapPage gives them); false, adding nothing, on a repeated key. */
-  add(rows: readonly ListingRow[], observedAt: Date): boolean {
-    const eventIds: string[] = [];
-    const ticketIds: string[] = [];
-    for (const r of rows) {
-      const eventId = r.eventId.toString();
-      const ticketId = r.ticketId.toString();
-      if (this.keys.has(`${eventId}:${ticketId}`)) return false;
-      eventIds.push(eventId);
-      ticketIds.push(ticketId);
-    }
-    const end = `\t${observedAt.toISOString()}\n`;
-    for (let i = 0; i < rows.length; i++) {
-      const r = rows[i];
-      const line = `${eventIds[i]}\t${ticketIds[i]}\t${r.askPriceMinor}\t${r.expiresAt ?? '\\N'}\t${copyJsonText(r.raw)}${end}`;
-      // At most 3 UTF-8 bytes per UTF-16 code unit.
-      this.ensure(line.length * 3);
-      this.length += this.buf.write(line, this.length, 'utf8');
-    }
-    for (let i = 0; i < rows.length; i++) this.keys.add(`${eventIds[i]}:${ticketIds[i]}`);
-    return true;
-  }
-
-  private ensure(bytes: number): void {
-    if (this.length + bytes <= this.buf.length) return;
-    const next = Buffer.allocUnsafe(Math.max(this.length + bytes, this.buf.length * 2, 65_536));
-    this.buf.copy(next, 0, 0, this.length);
-    this.buf = next;
-  }
-}
-
 /** Up to this many staged rows (~1.2 KB each with their jsonb) sort within the default 4 MB work_mem. */
 const SMALL_BATCH_ROWS = 2000;
+
+/**
+ * A backfill's direct write: ListingBatch.withTail's lines, whose tail is `now`, `now` (the timestamp input
+ * `now` is the transaction's start, what the merge's now() writes) and the pass id; removed_at is left NULL.
+ */
+const COPY_NEW = `COPY listings (event_id, ticket_id, ask_price_minor, expires_at, raw, observed_at, first_seen_at,
+  last_seen_at, last_seen_pass) FROM STDIN`;
+
+const UNIQUE_VIOLATION = '23505';
 
 /**
  * The only code that writes `listings` (the read API reads it through CatalogMirrorService). Writes run on
  * a pass's own connection: the keys a pass has seen go to a session-local TEMP table, never to the
  * listings rows, so a pass over an unchanged catalog writes nothing to `listings`. Rows reach PostgreSQL
- * through `COPY` into a session-local staging table (`raw` parsed to jsonb once, by COPY), then one merge.
+ * through `COPY` into a session-local staging table (`raw` parsed to jsonb once, by COPY), then one merge;
+ * a backfill into an empty mirror COPYs them into `listings` itself while no key is there yet (copyNew).
  */
 export class ListingRepository {
   /**
@@ -157,6 +112,28 @@ export class ListingRepository {
       [passId],
     );
     return result[0]?.written ?? 0;
+  }
+
+  /**
+   * A backfill's batch written with `COPY listings … FROM STDIN`, no staging table and no merge (run it inside
+   * the caller's transaction), under a savepoint. Every row is inserted as the merge inserts a new row (same
+   * columns and values; `last_seen_pass` = the pass, so the sweep counts it seen without a seen key), and the
+   * INSERT triggers fire as they do for the merge. Returns the rows written, or null, having written nothing
+   * (back to the savepoint), when one of the keys is already in `listings`: some other writer got there first
+   * and the batch must go through writeBatch, whose stale-write guard and content check then decide.
+   * Only worth it while the mirror is empty (docs/catalog-sync.md "Backfill: COPY straight into listings").
+   */
+  async copyNew(db: PoolClient, batch: ListingBatch, passId: string): Promise<number | null> {
+    if (batch.rows === 0) return 0;
+    if (!/^\d+$/.test(passId)) throw new Error(`pass id ${passId} is not a number`);
+    await db.query('SAVEPOINT listings_copy_new');
+    try {
+      return await copyFrom(db, COPY_NEW, batch.withTail(`now\tnow\t${passId}`));
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      await db.query('ROLLBACK TO SAVEPOINT listings_copy_new');
+      return null;
+    }
   }
 
   /**

@@ -1,6 +1,6 @@
 import type { SkipReason } from './catalog-sync.mapper';
 import type { EventBatch } from './event.repository';
-import type { ListingBatch } from './listing.repository';
+import type { ListingBatch } from './listing-batch';
 
 /** A pass's running counts (pages read, items seen, rows written, items skipped for missing identifiers). */
 export interface PassTotals {

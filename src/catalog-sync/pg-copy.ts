@@ -3,7 +3,7 @@ import type { PoolClient } from 'pg';
 interface CopyConnection {
   query(text: string): void;
   /** The connection's socket. */
-  stream: { write(chunk: Buffer): boolean };
+  stream: { write(chunk: Buffer): boolean; cork(): void; uncork(): void };
   endCopyFrom(): void;
 }
 
@@ -11,13 +11,18 @@ interface CopyConnection {
 const COPY_DATA = 0x64;
 
 /**
- * `COPY … FROM STDIN` of in-memory text (a string, or UTF-8 bytes) through pg's Submittable interface, so
- * no streaming package is needed. Resolves with the rows copied. The bytes go to the socket as they are,
- * in one CopyData message: pg's sendCopyFromChunk would first copy them into a fresh buffer 1.5x their size
- * (a batch of 5,000 rows is ~5 MB of garbage per batch). The caller may reuse them once this resolves:
- * PostgreSQL answers only after reading every byte.
+ * `COPY … FROM STDIN` of in-memory text (a string, UTF-8 bytes, or pieces of UTF-8 bytes sent one after the
+ * other) through pg's Submittable interface, so no streaming package is needed. Resolves with the rows
+ * copied. The bytes go to the socket as they are, in one CopyData message: pg's sendCopyFromChunk would
+ * first copy them into a fresh buffer 1.5x their size (a batch of 5,000 rows is ~5 MB of garbage per batch);
+ * pieces are written while the socket is corked (one writev, no copy joining them). The caller may reuse
+ * them once this resolves: PostgreSQL answers only after reading every byte.
  */
-export function copyFrom(client: PoolClient, sql: string, data: string | Buffer): Promise<number> {
+export function copyFrom(
+  client: PoolClient,
+  sql: string,
+  data: string | Buffer | readonly Buffer[],
+): Promise<number> {
   return new Promise((resolve, reject) => {
     let rows = 0;
     let failed = false;
@@ -26,13 +31,19 @@ export function copyFrom(client: PoolClient, sql: string, data: string | Buffer)
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
+        const pieces =
+          typeof data === 'string' ? [Buffer.from(data, 'utf8')] : Buffer.isBuffer(data) ? [data] : data;
+        let length = 0;
+        for (const piece of pieces) length += piece.length;
         const header = Buffer.allocUnsafe(5);
         header[0] = COPY_DATA;
-        header.writeInt32BE(bytes.length + 4, 1);
-        connection.stream.write(header);
-        connection.stream.write(bytes);
+        header.writeInt32BE(length + 4, 1);
+        const { stream } = connection;
+        stream.cork();
+        stream.write(header);
+        for (const piece of pieces) stream.write(piece);
         connection.endCopyFrom();
+        stream.uncork();
       },
       handleCommandComplete(message: { text?: string }): void {
         rows = Number(/(\d+)$/.exec(message.text ?? '')?.[1] ?? 0);

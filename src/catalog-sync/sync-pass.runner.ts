@@ -17,7 +17,8 @@ import { eventKey, listingKey, mapEvent, mapListing, mapPage } from './catalog-s
 import { SyncMetrics } from './catalog-sync.metrics';
 import { EventBatch, EventRepository } from './event.repository';
 import { EventFreshnessRepository } from './event-freshness.repository';
-import { ListingBatch, ListingRepository } from './listing.repository';
+import { ListingBatch } from './listing-batch';
+import { ListingRepository } from './listing.repository';
 import { MirrorGenerationRepository, type BackfillReason } from './mirror-generation.repository';
 import { PageBatcher, type PassTotals } from './page-batcher';
 import type { Sql } from './sql';
@@ -116,6 +117,11 @@ interface PassRun {
   fullPass: 'events' | 'listings' | null;
   /** Set when the pass starts: a backfill's writes announce no catalog event (issue 32, docs/webhooks.md). */
   backfill: BackfillReason | null;
+  /**
+   * A listings backfill into an empty mirror writes its batches straight into `listings` (ListingRepository
+   * copyNew) until one of them meets a key some other writer inserted; from then on, through the merge.
+   */
+  copyNew: boolean;
   /** Rows the items with null identifiers could be: the sweep leaves them (sweep-hold.ts). */
   hold: SweepHold;
   /** Where the pass spent its time waiting for upstream pages and mapping them (writes: the batcher). */
@@ -490,6 +496,7 @@ export class SyncPassRunner {
       isEvents: plan.resource === 'events',
       fullPass: plan.resource === 'event_listings' ? null : plan.resource,
       backfill: null,
+      copyNew: false,
       hold: new SweepHold(),
       stages: { waitMs: prefetched?.waitMs ?? 0, mapMs: 0 },
       prefetched,
@@ -500,6 +507,7 @@ export class SyncPassRunner {
       await client.query(`SELECT set_config('application_name', $1, false)`, [passApplicationName(pass.id)]);
       await this.repoOf(run).prepareSeen(client);
       if (run.fullPass !== null) run.backfill = await this.generation.backfillReason(client, run.fullPass);
+      run.copyNew = run.fullPass === 'listings' && run.backfill === 'empty_mirror';
       await this.walkInto(run, batcher, clockOffsetMs);
       const removed = await this.completeWalk(run, batcher.totals);
       outcome = { status: 'completed', removed, error: null };
@@ -527,7 +535,7 @@ export class SyncPassRunner {
           if (run.backfill !== null) await this.generation.quietCatalog(client);
           const count = isEvents
             ? await this.events.writeBatch(client, batch.data as EventBatch, pass.id)
-            : await this.listings.writeBatch(client, batch.data as ListingBatch, pass.id);
+            : await this.writeListings(run, batch.data as ListingBatch);
           await this.passes.addPages(client, pass.id, {
             pages: batch.pageCount,
             items: batch.items,
@@ -560,6 +568,24 @@ export class SyncPassRunner {
         );
       },
     });
+  }
+
+  /**
+   * A listings batch: COPY straight into `listings` while the pass is a backfill into an empty mirror and no
+   * batch met an existing key (every row is new: what the merge would insert), else the merge. A batch that
+   * meets one (another writer — a per-event walk, a live observation, another replica — inserted it since the
+   * pass started) is written by the merge instead, and so is every later batch: that writer's rows are kept
+   * where they are newer (the merge's stale-write guard), and further direct COPYs would likely fail too.
+   */
+  private async writeListings(run: PassRun, batch: ListingBatch): Promise<number> {
+    const { client, pass } = run;
+    if (run.copyNew) {
+      const copied = await this.listings.copyNew(client, batch, pass.id);
+      if (copied !== null) return copied;
+      run.copyNew = false;
+      this.logger.info(run.context, 'sync backfill met an existing listing: merging from now on');
+    }
+    return this.listings.writeBatch(client, batch, pass.id);
   }
 
   /**
