@@ -1,6 +1,7 @@
 import { Inject, Injectable } from '@nestjs/common';
 import { AppError } from '../common/app-error';
 import { validationFailed } from '../common/validation';
+import { isUniqueViolation } from '../database/pg-errors';
 import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
@@ -56,7 +57,6 @@ export function isValidClientName(name: string): boolean {
 
 /** Compared against when no row matches, so a miss costs the same HMAC + compare as a hit. */
 const NO_MATCH = Buffer.alloc(32);
-const UNIQUE_VIOLATION = '23505';
 
 /** The binding stored in a row's two pattern columns (both null: unbound). */
 export function bindingOf(row: {
@@ -129,7 +129,7 @@ export class ApiClientsService {
         return { client: toView(row), key };
       } catch (error) {
         // A lookup-prefix collision (~2^-59 per pair) is retried with a fresh key.
-        if ((error as { code?: string }).code !== UNIQUE_VIOLATION || attempt >= 3) throw error;
+        if (!isUniqueViolation(error) || attempt >= 3) throw error;
       }
     }
   }

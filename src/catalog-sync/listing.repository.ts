@@ -2,6 +2,7 @@
 // backfill, the COPY batch and staged merge, the sweep, the one-statement whole-event walk), sharing one column
 // list and the pass's temp tables; a repository owning its table's writes reads best whole.
 import type { PoolClient } from 'pg';
+import { isUniqueViolation } from '../database/pg-errors';
 import type { ListingRow } from './catalog-sync.mapper';
 import { ListingBatch } from './listing-batch';
 import { copyFrom } from './pg-copy';
@@ -30,8 +31,6 @@ const SMALL_BATCH_ROWS = 2000;
  */
 const COPY_NEW = `COPY listings (event_id, ticket_id, ask_price_minor, expires_at, raw, observed_at, first_seen_at,
   last_seen_at, last_seen_pass) FROM STDIN`;
-
-const UNIQUE_VIOLATION = '23505';
 
 /**
  * The only code that writes `listings` (the read API reads it through CatalogMirrorService). Writes run on
@@ -130,7 +129,7 @@ export class ListingRepository {
     try {
       return await copyFrom(db, COPY_NEW, batch.withTail(`now\tnow\t${passId}`));
     } catch (error) {
-      if ((error as { code?: unknown }).code !== UNIQUE_VIOLATION) throw error;
+      if (!isUniqueViolation(error)) throw error;
       await db.query('ROLLBACK TO SAVEPOINT listings_copy_new');
       return null;
     }

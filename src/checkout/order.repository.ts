@@ -5,6 +5,7 @@
 import { createHash } from 'node:crypto';
 import type { Pool, PoolClient } from 'pg';
 import { inlineParams } from '../database/inline-params';
+import { isUniqueViolation } from '../database/pg-errors';
 import { Inject, Injectable } from '@nestjs/common';
 import { DataSource, type EntityManager } from 'typeorm';
 import { CheckoutConfig } from '../config/checkout.config';
@@ -200,10 +201,9 @@ const LOCK_SQL = `SELECT pg_advisory_xact_lock($1::bigint)
 /** The unique constraint of an order's (client, Idempotency-Key). */
 const ORDER_KEY_CONSTRAINT = 'orders_client_id_idempotency_key_key';
 
-/** A unique violation (23505) on ORDER_KEY_CONSTRAINT: two first requests with one key raced. */
+/** A unique violation on ORDER_KEY_CONSTRAINT: two first requests with one key raced. */
 function isKeyConflict(error: unknown): boolean {
-  const e = error as { code?: unknown; constraint?: unknown } | null;
-  return e?.code === '23505' && e.constraint === ORDER_KEY_CONSTRAINT;
+  return isUniqueViolation(error, ORDER_KEY_CONSTRAINT);
 }
 
 /**
