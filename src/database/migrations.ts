@@ -53,6 +53,8 @@ import { WatchAlertsWithoutWatchForeignKey1795850117311 } from '../../migrations
 import { OutboxEventIdCheckWithoutRepeat1795850117312 } from '../../migrations/1795850117312-OutboxEventIdCheckWithoutRepeat';
 import { DropOutboxOccurredIndex1795850117313 } from '../../migrations/1795850117313-DropOutboxOccurredIndex';
 import { CatalogSubscriptionByWatch1795850117314 } from '../../migrations/1795850117314-CatalogSubscriptionByWatch';
+import { OutboxEventIdsTimeOrdered1796230418647 } from '../../migrations/1796230418647-OutboxEventIdsTimeOrdered';
+import { WebhookDeliveryIdsTimeOrdered1796230420097 } from '../../migrations/1796230420097-WebhookDeliveryIdsTimeOrdered';
 
 /**
  * Every migration, in order. Listed explicitly (not globbed) so the same list works from the compiled
@@ -114,4 +116,6 @@ export const MIGRATIONS = [
   OutboxEventIdCheckWithoutRepeat1795850117312,
   DropOutboxOccurredIndex1795850117313,
   CatalogSubscriptionByWatch1795850117314,
+  OutboxEventIdsTimeOrdered1796230418647,
+  WebhookDeliveryIdsTimeOrdered1796230420097,
 ];

@@ -209,6 +209,31 @@ describe(OutboxRepository.name, () => {
     await dataSource.query(`DELETE FROM outbox_events WHERE id = $1`, [`evt_${hex}`]);
   });
 
+  it('the ids the database gives events and deliveries grow (UUIDv7: each insert lands on the index’s rightmost leaf)', async () => {
+    const ids = (
+      await dataSource.query<{ id: string }[]>(
+        `SELECT outbox_event_id() AS id FROM generate_series(1, 500) ORDER BY generate_series`,
+      )
+    ).map((r) => r.id);
+    for (const id of ids) expect(id).toMatch(/^evt_[0-9a-f]{12}7[0-9a-f]{19}$/);
+    expect(new Set(ids).size).toBe(500);
+    expect([...ids].sort()).toEqual(ids);
+
+    await endpoint(clientA);
+    const events = await dataSource.transaction((manager) =>
+      appendEvents(manager, [created(clientA), confirmed(clientA), created(clientA, 'o-2')]),
+    );
+    const deliveries = await dataSource.query<{ id: string }[]>(
+      `SELECT d.id FROM webhook_deliveries d JOIN unnest($1::text[]) WITH ORDINALITY AS e(id, n) ON e.id = d.event_id
+       ORDER BY e.n`,
+      [events],
+    );
+    expect(deliveries).toHaveLength(3);
+    for (const { id } of deliveries) expect(id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+    const delivered = deliveries.map((d) => d.id);
+    expect([...delivered].sort()).toEqual(delivered);
+  });
+
   describe('feed', () => {
     it('is gap-free: an event committed first but written by a younger transaction waits for the older one', async () => {
       const older = await begin();
