@@ -14,6 +14,8 @@ import { copyJsonText } from './pg-copy';
 export class ListingBatch {
   private buf = Buffer.allocUnsafe(0);
   private length = 0;
+  /** withTail's lines (reused by every call, grown as needed). */
+  private sorted = Buffer.allocUnsafe(0);
   private readonly keys = new Set<string>();
   /** Per line, in the order added: where it starts in `buf`, and its key (for withTail's order). */
   private starts: number[] = [];
@@ -65,23 +67,28 @@ export class ListingBatch {
 
   /**
    * The batch's lines in (event_id, ticket_id) order, each with `tail` (tab-separated values, no newline)
-   * appended as its last columns, as pieces for copyFrom: views of the batch's buffer and one buffer of the
-   * tail, so nothing is copied (valid until the next reset). Primary-key order lets consecutive inserts share
-   * index pages, as the merge's ORDER BY does.
+   * appended as its last columns, as one COPY text (a view of a second buffer the batch keeps and reuses, valid
+   * until the next call). Primary-key order lets consecutive inserts share index pages, as the merge's ORDER BY
+   * does. One buffer, not a view per line and tail: the socket is not corked (pg-copy.ts), so each piece was a
+   * write of its own — 10,000 system calls for a batch of 5,000 rows (docs/BENCHMARKS.md "Session 22").
    */
-  withTail(tail: string): Buffer[] {
+  withTail(tail: string): Buffer {
     const { starts, eventIds: e, ticketIds: t } = this;
     const order = Array.from(starts.keys()).sort((a, b) =>
       e[a] !== e[b] ? (e[a] < e[b] ? -1 : 1) : t[a] < t[b] ? -1 : t[a] > t[b] ? 1 : 0,
     );
     const suffix = Buffer.from(`\t${tail}\n`, 'utf8');
-    const pieces: Buffer[] = [];
+    // Each line loses its newline and gains the suffix.
+    const bytes = this.length + starts.length * (suffix.length - 1);
+    if (this.sorted.length < bytes) this.sorted = Buffer.allocUnsafe(Math.max(bytes, this.sorted.length * 2));
+    let at = 0;
     for (const i of order) {
       // Without the line's newline (the last byte before the next line's start).
       const end = (i + 1 < starts.length ? starts[i + 1] : this.length) - 1;
-      pieces.push(this.buf.subarray(starts[i], end), suffix);
+      at += this.buf.copy(this.sorted, at, starts[i], end);
+      at += suffix.copy(this.sorted, at);
     }
-    return pieces;
+    return this.sorted.subarray(0, at);
   }
 
   private ensure(bytes: number): void {

@@ -11,20 +11,16 @@ interface CopyConnection {
 const COPY_DATA = 0x64;
 
 /**
- * `COPY … FROM STDIN` of in-memory text (a string, UTF-8 bytes, or pieces of UTF-8 bytes sent one after the
- * other) through pg's Submittable interface, so no streaming package is needed. Resolves with the rows
- * copied. The bytes go to the socket as they are, in one CopyData message: pg's sendCopyFromChunk would
- * first copy them into a fresh buffer 1.5x their size (a batch of 5,000 rows is ~5 MB of garbage per batch);
- * pieces are written one after the other (the socket queues them while it writes; no copy joins them). Not
- * corked: with the socket corked around these writes, a walk's COPY now and then never completed
- * (live-catalog-replicas.e2e: a hot walk left running, 3 of 6 runs; 0 of 4 without). The caller may reuse
- * them once this resolves: PostgreSQL answers only after reading every byte.
+ * `COPY … FROM STDIN` of in-memory text (a string or UTF-8 bytes) through pg's Submittable interface, so no
+ * streaming package is needed. Resolves with the rows copied. The bytes go to the socket as they are, in one
+ * CopyData message: pg's sendCopyFromChunk would first copy them into a fresh buffer 1.5x their size (a batch of
+ * 5,000 rows is ~5 MB of garbage per batch). The socket is not corked: with it corked around these writes, a
+ * walk's COPY now and then never completed (live-catalog-replicas.e2e: a hot walk left running, 3 of 6 runs; 0 of
+ * 4 without) — so the text must come as one buffer, not as pieces: every uncorked write is a system call of its
+ * own (session 21's pieces, two per row, made a backfill 25 % slower; docs/BENCHMARKS.md "Session 22"). The
+ * caller may reuse the bytes once this resolves: PostgreSQL answers only after reading every byte.
  */
-export function copyFrom(
-  client: PoolClient,
-  sql: string,
-  data: string | Buffer | readonly Buffer[],
-): Promise<number> {
+export function copyFrom(client: PoolClient, sql: string, data: string | Buffer): Promise<number> {
   return new Promise((resolve, reject) => {
     let rows = 0;
     let failed = false;
@@ -33,16 +29,13 @@ export function copyFrom(
         connection.query(sql);
       },
       handleCopyInResponse(connection: CopyConnection): void {
-        const pieces =
-          typeof data === 'string' ? [Buffer.from(data, 'utf8')] : Buffer.isBuffer(data) ? [data] : data;
-        let length = 0;
-        for (const piece of pieces) length += piece.length;
+        const bytes = typeof data === 'string' ? Buffer.from(data, 'utf8') : data;
         const header = Buffer.allocUnsafe(5);
         header[0] = COPY_DATA;
-        header.writeInt32BE(length + 4, 1);
+        header.writeInt32BE(bytes.length + 4, 1);
         const { stream } = connection;
         stream.write(header);
-        for (const piece of pieces) stream.write(piece);
+        stream.write(bytes);
         connection.endCopyFrom();
       },
       handleCommandComplete(message: { text?: string }): void {
