@@ -62,7 +62,6 @@ function fakeUpstream(
   } as unknown as UpstreamClient;
 }
 
-/** The repository, with the outcome of every batch a pass wrote: rows copied directly, or `merge`. */
 /**
  * A pass's writes as [rows copied directly, merges after them]: the direct copies must all come first. A batch is
  * also written once it is a second old (PageBatcher), so a stalled machine may cut the batches differently; the
@@ -76,6 +75,7 @@ function directThenMerged(writes: readonly (number | 'merge')[]): [number, numbe
   return [direct.reduce<number>((sum, w) => sum + (w === 'merge' ? 0 : w), 0), rest.length];
 }
 
+/** The repository, with the outcome of every batch a pass wrote: rows copied directly, or `merge`. */
 class RecordingListings extends ListingRepository {
   readonly writes: (number | 'merge')[] = [];
 
