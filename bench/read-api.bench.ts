@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Client } from 'pg';
 import { generateApiKey } from '../src/auth/api-key';
+import { SERVICE_NODE_FLAGS } from '../src/common/node-flags';
 import { createDataSource } from '../src/database/data-source';
 import { startEmbeddedPostgres } from '../src/database/embedded-postgres';
 import { clusterCpuSeconds, cpuSecondsOf, postmasterPidOf } from './read-api.cpu';
@@ -110,6 +111,8 @@ async function startServer(mode: 'app' | 'baseline', env: NodeJS.ProcessEnv): Pr
   // BENCH_READ_CPU_PROF=<dir>: V8 CPU profiles of the servers, to see where their time goes.
   const profile = process.env.BENCH_READ_CPU_PROF;
   const flags = profile ? ['--cpu-prof', `--cpu-prof-dir=${profile}`] : [];
+  // The service with its own node options (as `npm start`); the baseline as plain `node`.
+  if (mode === 'app') flags.push(...SERVICE_NODE_FLAGS);
   const child = spawn(process.execPath, [...flags, join(__dirname, 'read-api.server.js'), mode], {
     env,
     stdio: ['ignore', 'pipe', 'inherit'],

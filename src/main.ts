@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { setTimeout as delay } from 'node:timers/promises';
 import { beginDrain, createApp } from './app.factory';
+import { heapLimitMb, heapWarnings } from './common/node-flags';
 import { ConfigValidationError } from './config/validate-env';
 import { resolveDatabase, type ResolvedDatabase } from './database/database-url';
 import { flushTracingWithin } from './tracing/tracing';
@@ -54,9 +55,13 @@ async function main(): Promise<void> {
         upstream: upstream.sandbox ? 'in-process sandbox' : configs.upstream.UPSTREAM_ENVIRONMENT,
         // The demo sandbox's own address (its /__sandbox admin API is what the README walkthrough uses).
         ...(upstream.sandbox ? { sandboxUrl: upstream.sandbox.url } : {}),
+        heapLimitMb: heapLimitMb(),
       },
       'ticket-resale-bff listening',
     );
+    for (const warning of heapWarnings(heapLimitMb(), configs.listings.LISTINGS_CACHE_MAX_BYTES)) {
+      logger.warn({ heapLimitMb: heapLimitMb() }, warning);
+    }
 
     let stopping = false;
     const shutdown = (signal: NodeJS.Signals): void => {

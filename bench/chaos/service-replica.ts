@@ -1,3 +1,4 @@
+import { SERVICE_NODE_FLAGS } from '../../src/common/node-flags';
 import { freePort, waitUntilHealthy, type Managed, type ProcessGroup } from './processes';
 
 /**
@@ -50,8 +51,14 @@ export class ServiceReplica {
     this.starts++;
     // BENCH_CPU_PROF_DIR in the replica's env: a V8 CPU profile of it, written there when it stops.
     const prof = this.env.BENCH_CPU_PROF_DIR;
-    // As `npm start` runs it: the tracing register first (off unless OTEL_EXPORTER_OTLP_ENDPOINT is set).
-    const main = ['--require', './dist/src/tracing/tracing.register.js', 'dist/src/main.js'];
+    // As `npm start` runs it: its node options, the tracing register first (off unless
+    // OTEL_EXPORTER_OTLP_ENDPOINT is set).
+    const main = [
+      ...SERVICE_NODE_FLAGS,
+      '--require',
+      './dist/src/tracing/tracing.register.js',
+      'dist/src/main.js',
+    ];
     const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...main] : main;
     this.proc = this.group.spawn(`${this.name}#${this.starts}`, args, {
       ...this.env,

@@ -3,6 +3,11 @@ import { stat } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import {
+  SERVICE_HEAP_LIMIT_MB,
+  SERVICE_NODE_FLAGS,
+  startedWithoutHeapLimit,
+} from '../../src/common/node-flags';
+import {
   isRunning,
   postmasterPid,
   spawnService,
@@ -38,7 +43,7 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { ti
   });
 
   it(
-    'starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data',
+    'starts ready, stops on SIGTERM with exit 0 and no PostgreSQL left, restarts on the same data, and warns when started without the node options',
     async () => {
       const dataDir = dataDirOf();
       const first = await spawnService({ DATA_DIR: dataDir }, START_MS);
@@ -54,8 +59,15 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { ti
       expect(Date.now() - started).toBeLessThan(10_000);
       await waitUntil(() => !isRunning(pgPid as number), 5000);
 
-      const second = await spawnService({ DATA_DIR: dataDir }, START_MS);
+      // Started as plain `node dist/src/main.js` this time, with a heap limit larger than the service's: it runs,
+      // and says at startup which node option it lacks.
+      const second = await spawnService({ DATA_DIR: dataDir }, START_MS, [
+        process.execPath,
+        '--max-old-space-size=2048',
+        'dist/src/main.js',
+      ]);
       expect((await fetch(`${second.url}/health/ready`)).status).toBe(200);
+      expect(second.output()).toContain(`started without ${SERVICE_NODE_FLAGS.join(' ')}`);
       // Same cluster reused: initdb would have rewritten PG_VERSION.
       expect((await stat(join(dataDir, 'postgres', 'PG_VERSION'))).mtimeMs).toBe(clusterBirth);
       second.child.kill('SIGTERM');
@@ -68,6 +80,11 @@ describe('the service as a process (embedded PostgreSQL, no DATABASE_URL)', { ti
     const dataDir = dataDirOf();
     const viaNpm = await spawnService({ DATA_DIR: dataDir }, 150_000, ['npm', 'start', '--silent']);
     expect((await fetch(`${viaNpm.url}/health/ready`)).status).toBe(200);
+    // With the service's node options (src/common/node-flags.ts): its heap limit, and no warning about it.
+    const limit = Number(/"heapLimitMb":(\d+)/.exec(viaNpm.output())?.[1]);
+    expect(startedWithoutHeapLimit(limit)).toBe(false);
+    expect(limit).toBeGreaterThanOrEqual(SERVICE_HEAP_LIMIT_MB);
+    expect(viaNpm.output()).not.toContain('started without');
     const pgPid = await postmasterPid(join(dataDir, 'postgres'));
     viaNpm.child.kill('SIGTERM');
     expect(await waitForExit(viaNpm.child, 10_000)).toBe(0);
