@@ -73,6 +73,9 @@ async function database(): Promise<{ url: string; stop: () => Promise<void> }> {
       fsync: 'off',
       synchronous_commit: 'off',
       full_page_writes: 'off',
+      // BENCH_PG_SHARED_BUFFERS=1GB (an experiment, printed as such): the cluster's buffer cache, PostgreSQL's
+      // initdb default 128MB otherwise (the pass and the baselines alike).
+      ...(process.env.BENCH_PG_SHARED_BUFFERS ? { shared_buffers: process.env.BENCH_PG_SHARED_BUFFERS } : {}),
       // BENCH_PG_STATS=1: where the catalog passes' database time goes (bench/pg-stats.ts).
       ...(process.env.BENCH_PG_STATS === '1'
         ? { shared_preload_libraries: 'pg_stat_statements', 'pg_stat_statements.track': 'all' }
@@ -184,6 +187,13 @@ async function syncPass(
   if (pass.status !== 'completed') throw new Error(`sync pass ${pass.status}: ${pass.error}`);
   const memory = `rss ${mb(before.rss)} before → ${mb(peak)} peak; V8 heap ${mb(before.heapTotal)} → ${mb(peakHeap)}; external ${mb(peakExternal)}`;
   return { pass, seconds, peakRssMb: peak / 1024 / 1024, stages, memory };
+}
+
+/** The cluster's buffer cache, and whether BENCH_PG_SHARED_BUFFERS set it (an experiment, not the default). */
+async function sharedBuffers(pool: Pool): Promise<string> {
+  const { rows } = await pool.query<{ shared_buffers: string }>('SHOW shared_buffers');
+  const value = rows[0].shared_buffers;
+  return process.env.BENCH_PG_SHARED_BUFFERS ? `${value} (BENCH_PG_SHARED_BUFFERS: NOT the default)` : value;
 }
 
 /** This process's heap limit, and whether it was started as the service is (`npm run bench` passes its flags). */
@@ -621,6 +631,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ['ratio sync (full, 10%/1%) / COPY baseline', (changedRate / copyRate).toFixed(2)],
         ['peak RSS of the syncing process MB', peakRss.toFixed(0)],
         ['V8 heap limit of the syncing process MB', heapLimitText()],
+        ['PostgreSQL shared_buffers (pass and baselines alike)', await sharedBuffers(pool)],
         ['mirror on disk per million listings (after the empty pass)', onDisk],
         ['memory (empty pass)', empty.memory],
         ['memory (full pass)', changed.memory],
