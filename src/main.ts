@@ -48,6 +48,7 @@ async function main(): Promise<void> {
       upstream: upstreamOptionsFromConfig(configs.upstream, upstream),
     });
     await app.listen(config.PORT, config.HOST);
+    const heapMb = heapLimitMb();
     logger.info(
       {
         url: await app.getUrl(),
@@ -55,12 +56,12 @@ async function main(): Promise<void> {
         upstream: upstream.sandbox ? 'in-process sandbox' : configs.upstream.UPSTREAM_ENVIRONMENT,
         // The demo sandbox's own address (its /__sandbox admin API is what the README walkthrough uses).
         ...(upstream.sandbox ? { sandboxUrl: upstream.sandbox.url } : {}),
-        heapLimitMb: heapLimitMb(),
+        heapLimitMb: heapMb,
       },
       'ticket-resale-bff listening',
     );
-    for (const warning of heapWarnings(heapLimitMb(), configs.listings.LISTINGS_CACHE_MAX_BYTES)) {
-      logger.warn({ heapLimitMb: heapLimitMb() }, warning);
+    for (const warning of heapWarnings(heapMb, configs.listings.LISTINGS_CACHE_MAX_BYTES)) {
+      logger.warn({ heapLimitMb: heapMb }, warning);
     }
 
     let stopping = false;

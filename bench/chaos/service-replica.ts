@@ -1,4 +1,4 @@
-import { SERVICE_NODE_FLAGS } from '../../src/common/node-flags';
+import { SERVICE_MAIN_ARGS } from '../../src/common/node-flags';
 import { freePort, waitUntilHealthy, type Managed, type ProcessGroup } from './processes';
 
 /**
@@ -51,15 +51,10 @@ export class ServiceReplica {
     this.starts++;
     // BENCH_CPU_PROF_DIR in the replica's env: a V8 CPU profile of it, written there when it stops.
     const prof = this.env.BENCH_CPU_PROF_DIR;
-    // As `npm start` runs it: its node options, the tracing register first (off unless
-    // OTEL_EXPORTER_OTLP_ENDPOINT is set).
-    const main = [
-      ...SERVICE_NODE_FLAGS,
-      '--require',
-      './dist/src/tracing/tracing.register.js',
-      'dist/src/main.js',
-    ];
-    const args = prof ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...main] : main;
+    // As `npm start` runs it (tracing off unless OTEL_EXPORTER_OTLP_ENDPOINT is set).
+    const args = prof
+      ? ['--cpu-prof', `--cpu-prof-dir=${prof}`, ...SERVICE_MAIN_ARGS]
+      : [...SERVICE_MAIN_ARGS];
     this.proc = this.group.spawn(`${this.name}#${this.starts}`, args, {
       ...this.env,
       ...extraEnv,

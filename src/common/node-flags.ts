@@ -15,6 +15,17 @@ export const SERVICE_HEAP_LIMIT_MB = 1024;
 export const SERVICE_NODE_FLAGS: readonly string[] = [`--max-old-space-size=${SERVICE_HEAP_LIMIT_MB}`];
 
 /**
+ * node's arguments for the built service as `npm start` runs it: its options, the tracing register first
+ * (docs/tracing.md), then main. The test harness and the benches' replicas start it with these.
+ */
+export const SERVICE_MAIN_ARGS: readonly string[] = [
+  ...SERVICE_NODE_FLAGS,
+  '--require',
+  './dist/src/tracing/tracing.register.js',
+  'dist/src/main.js',
+];
+
+/**
  * V8 adds the young generation (up to 3 semi-spaces, 48 MB at the default size) to the old-generation limit
  * in heap_size_limit; anything above this was started with a larger limit or none.
  */

@@ -3,7 +3,7 @@ import { chmod, mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
-import { SERVICE_NODE_FLAGS } from '../../src/common/node-flags';
+import { SERVICE_MAIN_ARGS } from '../../src/common/node-flags';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -11,17 +11,8 @@ export interface ServiceProcess {
   output: () => string;
 }
 
-/**
- * The service's command line as `npm start` runs it: its node options (src/common/node-flags.ts), the tracing
- * register first (docs/tracing.md), then main.
- */
-export const SERVICE_COMMAND: [string, ...string[]] = [
-  process.execPath,
-  ...SERVICE_NODE_FLAGS,
-  '--require',
-  './dist/src/tracing/tracing.register.js',
-  'dist/src/main.js',
-];
+/** The service's command line as `npm start` runs it (src/common/node-flags.ts). */
+export const SERVICE_COMMAND: [string, ...string[]] = [process.execPath, ...SERVICE_MAIN_ARGS];
 
 /**
  * Starts the service and waits for its "listening" log line: SERVICE_COMMAND (built in global setup) by
