@@ -73,6 +73,24 @@ export class ApiClientRepository {
     });
   }
 
+  /**
+   * Inserts an outside key with no issuer unless its lookup prefix (or hash) is already taken: null then, and
+   * nothing raised. Replicas booting together with the same BFF_BOOTSTRAP_API_KEY all get here at once; a
+   * plain INSERT failed all but one of them on the unique index, and their startup with it.
+   */
+  async insertUnlessTaken(client: Omit<NewApiClient, 'createdBy'>): Promise<ApiClientEntity | null> {
+    const result = await this.rows
+      .createQueryBuilder()
+      .insert()
+      .into(ApiClientEntity)
+      .values({ ...client, createdBy: null })
+      .orIgnore()
+      .returning('id')
+      .execute();
+    const id = (result.raw as { id: string }[])[0]?.id;
+    return id === undefined ? null : this.rows.findOneByOrFail({ id });
+  }
+
   async findCredential(keyPrefix: string): Promise<ApiClientCredential | null> {
     return this.rows.findOne({
       where: { keyPrefix },

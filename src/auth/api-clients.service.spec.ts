@@ -29,8 +29,20 @@ class FakeRepository {
     return row;
   }
 
+  async insertUnlessTaken(client: Omit<NewApiClient, 'createdBy'>): Promise<ApiClientEntity | null> {
+    if (this.rows.has(client.keyPrefix)) return null;
+    return this.insert({ ...client, createdBy: null });
+  }
+
+  /** Lookups answer "none" this many more times whatever the table holds (another replica's insert racing). */
+  blindLookups = 0;
+
   async findCredential(prefix: string): Promise<ApiClientCredential | null> {
     this.lookups++;
+    if (this.blindLookups > 0) {
+      this.blindLookups--;
+      return null;
+    }
     return this.rows.get(prefix) ?? null;
   }
 
@@ -184,5 +196,21 @@ describe(ApiClientsService.name, () => {
     expect((await sut.registerExisting(`${clash}_${apiKeyChecksum(clash)}`, 'x', ['admin'])).status).toBe(
       'conflict',
     );
+  });
+
+  it('registering a key another replica inserted after the lookup answers exists (or conflict), never throws', async () => {
+    const key = generateApiKey();
+    const first = await sut.registerExisting(key, 'bootstrap', ['admin']);
+    repository.blindLookups = 1;
+    expect(await sut.registerExisting(key, 'bootstrap', ['admin'])).toEqual({
+      status: 'exists',
+      clientId: first.clientId,
+    });
+    const clash = key.slice(0, 19) + generateApiKey().slice(19, 52);
+    repository.blindLookups = 1;
+    expect(await sut.registerExisting(`${clash}_${apiKeyChecksum(clash)}`, 'x', ['admin'])).toEqual({
+      status: 'conflict',
+    });
+    expect(repository.rows.size).toBe(1);
   });
 });

@@ -5,7 +5,7 @@ import { isUniqueViolation } from '../database/pg-errors';
 import { UNAUTHORIZED_MESSAGE } from './auth.errors';
 import { generateApiKey, hashApiKey, hashesEqual, parseApiKey } from './api-key';
 import type { ApiClientEntity } from './api-client.entity';
-import { ApiClientRepository, type ListPosition } from './api-client.repository';
+import { ApiClientRepository, type ApiClientCredential, type ListPosition } from './api-client.repository';
 import type { ClientContext } from './client-context';
 import type { Scope } from './scopes';
 import { bindingProblem, storedBinding, type BindingRequest, type SubjectBinding } from './subject-binding';
@@ -145,13 +145,22 @@ export class ApiClientsService {
   ): Promise<{ status: 'registered' | 'exists' | 'conflict'; clientId?: string }> {
     const parsed = parseApiKey(key);
     if (!parsed) throw new Error('not a well-formed API key');
+    const keyHash = hashApiKey(this.pepper, key);
+    const compare = (existing: ApiClientCredential | null) =>
+      existing && hashesEqual(keyHash, existing.keyHash)
+        ? ({ status: 'exists', clientId: existing.id } as const)
+        : ({ status: 'conflict' } as const);
     const existing = await this.repository.findCredential(parsed.lookupPrefix);
-    if (existing) {
-      const same = hashesEqual(hashApiKey(this.pepper, key), existing.keyHash);
-      return same ? { status: 'exists', clientId: existing.id } : { status: 'conflict' };
-    }
-    const row = await this.insertKey(key, name, scopes, null, null);
-    return { status: 'registered', clientId: row.id };
+    if (existing) return compare(existing);
+    // Another replica may register the same key between the lookup and the insert: then it is there now.
+    const row = await this.repository.insertUnlessTaken({
+      name,
+      keyPrefix: parsed.lookupPrefix,
+      keyHash,
+      scopes,
+    });
+    if (row) return { status: 'registered', clientId: row.id };
+    return compare(await this.repository.findCredential(parsed.lookupPrefix));
   }
 
   /** Format and checksum first (no database work for junk), then lookup + constant-time compare. */

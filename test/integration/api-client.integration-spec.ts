@@ -50,6 +50,24 @@ describe(ApiClientRepository.name, () => {
     expect(await sut.verify(key)).toEqual({ ok: false, reason: 'revoked' });
   });
 
+  it('replicas registering the same bootstrap key at once: one registers it, the others find it, one row', async () => {
+    const key = generateApiKey();
+    const replicas = Array.from(
+      { length: 6 },
+      () => new ApiClientsService(new ApiClientRepository(dataSource), PEPPER),
+    );
+    const results = await Promise.all(
+      replicas.map((replica) => replica.registerExisting(key, 'boot', ['admin'])),
+    );
+    expect(results.filter((r) => r.status === 'registered')).toHaveLength(1);
+    expect(results.filter((r) => r.status === 'exists')).toHaveLength(5);
+    expect(new Set(results.map((r) => r.clientId)).size).toBe(1);
+    const rows = await dataSource.query<unknown[]>('SELECT 1 FROM api_clients WHERE key_prefix = $1', [
+      key.slice(0, 19),
+    ]);
+    expect(rows).toHaveLength(1);
+  });
+
   it('enforces unique prefixes and hashes, non-empty scopes and bounded names in SQL', async () => {
     const key = generateApiKey();
     await sut.registerExisting(key, 'once', ['admin']);

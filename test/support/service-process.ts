@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll } from 'vitest';
 import { SERVICE_MAIN_ARGS } from '../../src/common/node-flags';
+import { raceTimeout } from '../../src/common/race-timeout';
 
 export interface ServiceProcess {
   child: ChildProcess;
@@ -54,10 +55,15 @@ export async function spawnService(
         resolve(match[1]);
       }
     }, 50);
-    child.once('exit', (code) => {
+    child.once('exit', (code, signal) => {
       clearInterval(poll);
       clearTimeout(timer);
-      reject(new Error(`service exited early with ${code}:\n${out}`));
+      // 'exit' can come before the last of the output (`startup failed: …` on stderr): the message waits for
+      // the pipes to close, 2 s at most (a grandchild of `npm start` may hold them).
+      const closed = new Promise<void>((resolveClosed) => child.once('close', () => resolveClosed()));
+      void raceTimeout(closed, 2000).then(() =>
+        reject(new Error(`service exited early with ${code ?? signal}:\n${out}`)),
+      );
     });
   });
   return { child, url, output: () => out };
