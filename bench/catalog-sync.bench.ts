@@ -212,26 +212,64 @@ interface MirrorPage {
   raw: string[];
 }
 
-/** The mirror's active rows page by page (keyset), to load the very same rows in the baselines. */
-async function* mirrorPages(pool: Pool): AsyncGenerator<MirrorPage> {
+/**
+ * The order a baseline loads the mirror's rows in: `key`, the primary key's (so its index writes are mostly
+ * appends: the baseline issue 34's target is measured against), or `upstream`, the order the upstream served them.
+ */
+type RowOrder = 'key' | 'upstream';
+
+type MirrorRow = { e: string; t: string; p: string; x: string | null; raw: string };
+const MIRROR_COLUMNS = `event_id::text AS e, ticket_id::text AS t, ask_price_minor::text AS p,
+  expires_at::text AS x, raw::text AS raw`;
+
+const mirrorPage = (rows: MirrorRow[]): MirrorPage => ({
+  e: rows.map((r) => r.e),
+  t: rows.map((r) => r.t),
+  p: rows.map((r) => r.p),
+  x: rows.map((r) => r.x),
+  raw: rows.map((r) => r.raw),
+});
+
+/** The mirror's active rows page by page, to load the very same rows in the baselines. */
+async function* mirrorPages(pool: Pool, order: RowOrder): AsyncGenerator<MirrorPage> {
+  if (order === 'upstream') {
+    yield* heapPages(pool);
+    return;
+  }
   let after: [string, string] = ['-1', '-1'];
   for (;;) {
-    const { rows } = await pool.query<{ e: string; t: string; p: string; x: string | null; raw: string }>(
-      `SELECT event_id::text AS e, ticket_id::text AS t, ask_price_minor::text AS p, expires_at::text AS x,
-         raw::text AS raw FROM listings WHERE removed_at IS NULL AND (event_id, ticket_id) > ($1, $2)
+    const { rows } = await pool.query<MirrorRow>(
+      `SELECT ${MIRROR_COLUMNS} FROM listings WHERE removed_at IS NULL AND (event_id, ticket_id) > ($1, $2)
        ORDER BY event_id, ticket_id LIMIT ${PAGE_SIZE}`,
       after,
     );
     if (rows.length === 0) return;
-    yield {
-      e: rows.map((r) => r.e),
-      t: rows.map((r) => r.t),
-      p: rows.map((r) => r.p),
-      x: rows.map((r) => r.x),
-      raw: rows.map((r) => r.raw),
-    };
+    yield mirrorPage(rows);
     const last = rows[rows.length - 1];
     after = [last?.e ?? '', last?.t ?? ''];
+  }
+}
+
+/**
+ * The mirror's active rows in the heap's physical order, block range by block range (a TID range scan, about
+ * PAGE_SIZE rows each). The empty pass COPYs each upstream page straight into `listings`, so that order is the
+ * upstream's; the full pass's 10% rewrites moved those rows elsewhere in the heap, just as scattered by key.
+ */
+async function* heapPages(pool: Pool): AsyncGenerator<MirrorPage> {
+  const { rows: sized } = await pool.query<{ blocks: string; per_block: string }>(
+    `SELECT (pg_relation_size('listings') / current_setting('block_size')::int)::text AS blocks,
+       greatest(1, reltuples / greatest(relpages, 1))::int::text AS per_block
+     FROM pg_class WHERE oid = 'listings'::regclass`,
+  );
+  const blocks = Number(sized[0]?.blocks ?? 0);
+  const step = Math.max(1, Math.ceil(PAGE_SIZE / Number(sized[0]?.per_block ?? 1)));
+  for (let from = 0; from < blocks; from += step) {
+    const { rows } = await pool.query<MirrorRow>(
+      `SELECT ${MIRROR_COLUMNS} FROM listings
+       WHERE ctid >= $1::tid AND ctid < $2::tid AND removed_at IS NULL`,
+      [`(${from},0)`, `(${from + step},0)`],
+    );
+    if (rows.length > 0) yield mirrorPage(rows);
   }
 }
 
@@ -244,7 +282,11 @@ const MERGE = (source: string, target: string) => `
   WHERE l.raw <> excluded.raw`;
 
 /** Baselines: the same rows into an empty copy of `listings` (same indexes), one transaction per page. */
-async function loadBaseline(pool: Pool, how: 'copy' | 'unnest'): Promise<{ rows: number; seconds: number }> {
+async function loadBaseline(
+  pool: Pool,
+  how: 'copy' | 'unnest',
+  order: RowOrder = 'key',
+): Promise<{ rows: number; seconds: number }> {
   const client: PoolClient = await pool.connect();
   const target = `bench_${how}`;
   try {
@@ -256,7 +298,7 @@ async function loadBaseline(pool: Pool, how: 'copy' | 'unnest'): Promise<{ rows:
     );
     let rows = 0;
     let ns = 0n;
-    for await (const page of mirrorPages(pool)) {
+    for await (const page of mirrorPages(pool, order)) {
       const copyBody =
         how === 'copy'
           ? page.e
@@ -575,6 +617,11 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     const copy = await loadBaseline(pool, 'copy');
     progress(`COPY + merge baseline: ${fmt(copy.rows / copy.seconds)} rows/s`);
     const unnest = await loadBaseline(pool, 'unnest');
+    // The same COPY + merge with the rows in the upstream's order, as the pass gets them (for the report only).
+    const copyUpstream = await loadBaseline(pool, 'copy', 'upstream');
+    progress(
+      `COPY + merge baseline, upstream order: ${fmt(copyUpstream.rows / copyUpstream.seconds)} rows/s`,
+    );
     // 4. Stage ratios: sandbox vs bare server (same page bytes), client walk vs bare walk.
     const raw = await walkListingsRaw(sandbox.url, sandbox.apiKey, PAGE_SIZE);
     const agent = new Agent({ keepAlive: false });
@@ -604,6 +651,7 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
     const changedRate = changed.pass.items / changed.seconds;
     const copyRate = copy.rows / copy.seconds;
     const unnestRate = unnest.rows / unnest.seconds;
+    const copyUpstreamRate = copyUpstream.rows / copyUpstream.seconds;
     const peakRss = Math.max(empty.peakRssMb, changed.peakRssMb);
     return {
       name: `catalog sync: listings pass of ${listings.toLocaleString('en')} listings (sandbox in its own process)`,
@@ -629,6 +677,11 @@ export async function benchCatalogSync(listings: number): Promise<BenchReport> {
         ['unnest (hand-built arrays) + merge rows/s (same rows)', fmt(unnestRate)],
         ['ratio sync (empty) / COPY baseline', (emptyRate / copyRate).toFixed(2)],
         ['ratio sync (full, 10%/1%) / COPY baseline', (changedRate / copyRate).toFixed(2)],
+        ["baseline COPY + merge rows/s, rows in the upstream's order (report only)", fmt(copyUpstreamRate)],
+        [
+          "ratio sync (empty) / COPY baseline in the upstream's order",
+          (emptyRate / copyUpstreamRate).toFixed(2),
+        ],
         ['peak RSS of the syncing process MB', peakRss.toFixed(0)],
         ['V8 heap limit of the syncing process MB', heapLimitText()],
         ['PostgreSQL shared_buffers (pass and baselines alike)', await sharedBuffers(pool)],
