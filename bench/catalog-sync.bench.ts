@@ -230,12 +230,8 @@ const mirrorPage = (rows: MirrorRow[]): MirrorPage => ({
   raw: rows.map((r) => r.raw),
 });
 
-/** The mirror's active rows page by page, to load the very same rows in the baselines. */
-async function* mirrorPages(pool: Pool, order: RowOrder): AsyncGenerator<MirrorPage> {
-  if (order === 'upstream') {
-    yield* heapPages(pool);
-    return;
-  }
+/** The mirror's active rows in primary-key order (keyset), PAGE_SIZE rows a page. */
+async function* keyPages(pool: Pool): AsyncGenerator<MirrorPage> {
   let after: [string, string] = ['-1', '-1'];
   for (;;) {
     const { rows } = await pool.query<MirrorRow>(
@@ -250,27 +246,33 @@ async function* mirrorPages(pool: Pool, order: RowOrder): AsyncGenerator<MirrorP
   }
 }
 
+/** Heap blocks read per TID range scan in `heapPages`. */
+const HEAP_BLOCKS_PER_READ = 64;
+
 /**
- * The mirror's active rows in the heap's physical order, block range by block range (a TID range scan, about
- * PAGE_SIZE rows each). The empty pass COPYs each upstream page straight into `listings`, so that order is the
- * upstream's; the full pass's 10% rewrites moved those rows elsewhere in the heap, just as scattered by key.
+ * The mirror's active rows in the heap's physical order (TID range scans), PAGE_SIZE rows a page like `keyPages`,
+ * so the two baselines differ in the order only. The empty pass COPYs each upstream page straight into `listings`,
+ * so that order is the upstream's; the full pass's 10% rewrites moved those rows to the heap's end.
  */
 async function* heapPages(pool: Pool): AsyncGenerator<MirrorPage> {
-  const { rows: sized } = await pool.query<{ blocks: string; per_block: string }>(
-    `SELECT (pg_relation_size('listings') / current_setting('block_size')::int)::text AS blocks,
-       greatest(1, reltuples / greatest(relpages, 1))::int::text AS per_block
-     FROM pg_class WHERE oid = 'listings'::regclass`,
+  const { rows: sized } = await pool.query<{ blocks: string }>(
+    `SELECT (pg_relation_size('listings') / current_setting('block_size')::int)::text AS blocks`,
   );
   const blocks = Number(sized[0]?.blocks ?? 0);
-  const step = Math.max(1, Math.ceil(PAGE_SIZE / Number(sized[0]?.per_block ?? 1)));
-  for (let from = 0; from < blocks; from += step) {
+  let pending: MirrorRow[] = [];
+  for (let from = 0; from < blocks; from += HEAP_BLOCKS_PER_READ) {
     const { rows } = await pool.query<MirrorRow>(
       `SELECT ${MIRROR_COLUMNS} FROM listings
        WHERE ctid >= $1::tid AND ctid < $2::tid AND removed_at IS NULL`,
-      [`(${from},0)`, `(${from + step},0)`],
+      [`(${from},0)`, `(${from + HEAP_BLOCKS_PER_READ},0)`],
     );
-    if (rows.length > 0) yield mirrorPage(rows);
+    pending = pending.concat(rows);
+    while (pending.length >= PAGE_SIZE) {
+      yield mirrorPage(pending.slice(0, PAGE_SIZE));
+      pending = pending.slice(PAGE_SIZE);
+    }
   }
+  if (pending.length > 0) yield mirrorPage(pending);
 }
 
 const MERGE = (source: string, target: string) => `
@@ -298,7 +300,7 @@ async function loadBaseline(
     );
     let rows = 0;
     let ns = 0n;
-    for await (const page of mirrorPages(pool, order)) {
+    for await (const page of order === 'key' ? keyPages(pool) : heapPages(pool)) {
       const copyBody =
         how === 'copy'
           ? page.e
